@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Option and command tables, the getopt_long parser built from them, the
+ * generated --help, and the command layer's message helpers. The man page
+ * test compares --help with man/jaccl-config.1, so both tables are the one
+ * place where an option or a command is declared.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+
+const struct jc_optdef jc_optdefs[] = {
+	{ OPT_HOSTS, "hosts", 0, required_argument, "HOSTS",
+	  "comma separated hosts, each [user@]host[:port] (default 127.0.0.1)" },
+	{ OPT_HOSTFILE, "hostfile", 0, required_argument, "FILE",
+	  "JSON hostfile (mlx.launch format); overrides --hosts" },
+	{ OPT_OVER, "over", 0, required_argument, "thunderbolt|ethernet",
+	  "what connectivity to configure (default thunderbolt)" },
+	{ OPT_BACKEND, "backend", 0, required_argument, "ring|jaccl|jaccl-ring",
+	  "backend of the hostfile (default: chosen from the cabling)" },
+	{ OPT_AUTO_SETUP, "auto-setup", 0, no_argument, NULL,
+	  "run the network commands on the hosts (needs passwordless sudo)" },
+	{ OPT_NO_AUTO_SETUP, "no-auto-setup", 0, no_argument, NULL,
+	  "only print the network commands (the default)" },
+	{ OPT_OUTPUT_HOSTFILE, "output-hostfile", 0, required_argument, "FILE",
+	  "write the hostfile there instead of standard output" },
+	{ OPT_OUTPUT, "output", 0, required_argument, "FILE",
+	  "same as --output-hostfile" },
+	{ OPT_DOT, "dot", 0, no_argument, NULL,
+	  "print the cabling as Graphviz DOT and exit" },
+	{ OPT_ENV, "env", 0, required_argument, "KEY=VALUE",
+	  "environment variable for the jobs (repeatable)" },
+	{ OPT_VERBOSE, "verbose", 'v', no_argument, NULL,
+	  "log every step and remote command on standard error" },
+	{ OPT_IGNORE_UNREACHABLE, "ignore-unreachable", 0, no_argument, NULL,
+	  "drop hosts that cannot be reached instead of failing" },
+	{ OPT_JSON, "json", 'j', no_argument, NULL,
+	  "print one JSON document on standard output" },
+	{ OPT_FROM, "from", 0, required_argument, "DIR",
+	  "replay a saved probe bundle instead of connecting to the hosts" },
+	{ OPT_SAVE, "save", 0, required_argument, "DIR",
+	  "save every raw output of the probe as a bundle in DIR" },
+	{ OPT_SSH_CONFIG, "ssh-config", 'F', required_argument, "FILE",
+	  "ssh client configuration file (default ~/.ssh/config)" },
+	{ OPT_ACCEPT_NEW, "accept-new", 0, no_argument, NULL,
+	  "accept and record unknown host keys (never changed ones)" },
+	{ OPT_CONNECT_TIMEOUT, "connect-timeout", 0, required_argument, "SECONDS",
+	  "SSH connect timeout (default 5)" },
+	{ OPT_COMMAND_TIMEOUT, "command-timeout", 0, required_argument, "SECONDS",
+	  "bound on each remote command (default 60)" },
+	{ OPT_VERIFY, "verify", 0, no_argument, NULL,
+	  "verify every link after setup and writing the hostfile" },
+	{ OPT_SAVE_CABLING, "save-cabling", 0, required_argument, "FILE",
+	  "write the cabling as found to FILE" },
+	{ OPT_EXPECT, "expect", 0, required_argument, "FILE",
+	  "compare the cabling with a file written by --save-cabling" },
+	{ OPT_FABRIC, "fabric", 0, required_argument, "verbs|tcp",
+	  "data path of the verification (default verbs when available)" },
+	{ OPT_SIDE_CHANNEL, "side-channel", 0, required_argument, "tcp|ssh|file|PATH",
+	  "bootstrap all-gather of the runtime (default tcp)" },
+	{ OPT_MIN_BW, "min-bw", 0, required_argument, "RATE",
+	  "fail links slower than RATE (e.g. 50Gb/s, 6GB/s)" },
+	{ OPT_STARTING_PORT, "starting-port", 'p', required_argument, "PORT",
+	  "coordinator port, first port of the ring backend (default 32323)" },
+	{ OPT_CONNECTIONS_PER_IP, "connections-per-ip", 0, required_argument, "N",
+	  "ring backend: connections per IP (default 1)" },
+	{ OPT_TIMEOUT, "timeout", 0, required_argument, "SECONDS",
+	  "bound on any wait of the verification (default 30)" },
+	{ OPT_STATE_DIR, "state-dir", 0, required_argument, "DIR",
+	  "where setup saves each host's prior state (default ~/.cache/jaccl-config)" },
+	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit" },
+	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit" },
+};
+
+#define HOST_OPTS OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_FROM, \
+	OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, \
+	OPT_VERBOSE
+
+static const enum jc_optid configure_opts[] = {
+	HOST_OPTS, OPT_OVER, OPT_BACKEND, OPT_AUTO_SETUP, OPT_NO_AUTO_SETUP,
+	OPT_OUTPUT_HOSTFILE, OPT_OUTPUT, OPT_DOT, OPT_ENV, OPT_JSON, OPT_VERIFY,
+	OPT_SAVE_CABLING, OPT_STATE_DIR, OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW,
+	OPT_STARTING_PORT, OPT_TIMEOUT, OPT__END
+};
+static const enum jc_optid check_opts[] = {
+	OPT_BACKEND, OPT_JSON, OPT_STARTING_PORT, OPT_VERBOSE, OPT__END
+};
+static const enum jc_optid probe_opts[] = {
+	HOST_OPTS, OPT_SAVE, OPT_JSON, OPT__END
+};
+static const enum jc_optid verify_opts[] = {
+	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
+	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT__END
+};
+static const enum jc_optid verify_rank_opts[] = {
+	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,
+	OPT_VERBOSE, OPT__END
+};
+static const enum jc_optid launch_opts[] = {
+	OPT_HOSTFILE, OPT_HOSTS, OPT_BACKEND, OPT_ENV, OPT_STARTING_PORT,
+	OPT_CONNECTIONS_PER_IP, OPT_SSH_CONFIG, OPT_ACCEPT_NEW,
+	OPT_CONNECT_TIMEOUT, OPT_VERBOSE, OPT__END
+};
+static const enum jc_optid restore_opts[] = {
+	HOST_OPTS, OPT_STATE_DIR, OPT__END
+};
+static const enum jc_optid doctor_opts[] = {
+	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT__END
+};
+
+const struct jc_cmd jc_cmds[] = {
+	{ "configure", cmd_configure, "",
+	  "discover the cabling, set up one network per cable, write the hostfile (the default command)",
+	  configure_opts, JC_CMD_NEEDS_HOSTS | JC_CMD_MUTATES },
+	{ "check", cmd_check, "HOSTFILE",
+	  "validate a hostfile for mlx.launch and the JACCL runtime",
+	  check_opts, 0 },
+	{ "probe", cmd_probe, "",
+	  "discover every host's Thunderbolt ports, RDMA devices and interfaces",
+	  probe_opts, JC_CMD_NEEDS_HOSTS },
+	{ "verify", cmd_verify, "",
+	  "measure every link of a configured cluster with the built-in JACCL runtime",
+	  verify_opts, JC_CMD_NEEDS_HOSTS },
+	{ "verify-rank", cmd_verify_rank, "",
+	  "one rank of the verification, configured by the mlx.launch environment",
+	  verify_rank_opts, 0 },
+	{ "launch", cmd_launch, "-- COMMAND [ARG ...]",
+	  "start a command on every host with the environment mlx.launch gives it",
+	  launch_opts, JC_CMD_NEEDS_HOSTS | JC_CMD_POSIX },
+	{ "restore", cmd_restore, "",
+	  "undo the last setup from each host's saved state",
+	  restore_opts, JC_CMD_NEEDS_HOSTS | JC_CMD_MUTATES },
+	{ "doctor", cmd_doctor, "",
+	  "find every known cause of a broken Thunderbolt/RDMA cluster",
+	  doctor_opts, JC_CMD_NEEDS_HOSTS },
+};
+const size_t jc_ncmds = JC_ARRAY_LEN(jc_cmds);
+
+int jc_verbosity;
+
+static const struct jc_optdef *
+optdef(enum jc_optid id)
+{
+	for (size_t i = 0; i < JC_ARRAY_LEN(jc_optdefs); i++)
+		if (jc_optdefs[i].id == id)
+			return &jc_optdefs[i];
+	return NULL;
+}
+
+const struct jc_cmd *
+cli_find_cmd(const char *name)
+{
+	for (size_t i = 0; i < jc_ncmds; i++)
+		if (strcmp(jc_cmds[i].name, name) == 0)
+			return &jc_cmds[i];
+	return NULL;
+}
+
+static void
+print_opt(FILE *fp, const struct jc_optdef *d)
+{
+	char lhs[80];
+
+	if (d->shortopt)
+		snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", d->shortopt, d->name,
+		    d->argname ? " " : "", d->argname ? d->argname : "");
+	else
+		snprintf(lhs, sizeof(lhs), "    --%s%s%s", d->name,
+		    d->argname ? " " : "", d->argname ? d->argname : "");
+	if (strlen(lhs) > 34)
+		fprintf(fp, "  %s\n  %-34s %s\n", lhs, "", d->help);
+	else
+		fprintf(fp, "  %-34s %s\n", lhs, d->help);
+}
+
+void
+cli_usage(FILE *fp, const struct jc_cmd *cmd)
+{
+	if (cmd == NULL || strcmp(cmd->name, "configure") == 0)
+		fprintf(fp, "usage: %s [options]\n       %s COMMAND [options] %s\n",
+		    JC_PROG, JC_PROG, "[ARGS]");
+	else
+		fprintf(fp, "usage: %s %s [options]%s%s\n", JC_PROG, cmd->name,
+		    *cmd->args ? " " : "", cmd->args);
+}
+
+void
+cli_help(FILE *fp, const struct jc_cmd *only)
+{
+	cli_usage(fp, only);
+	if (only == NULL) {
+		fputs("\nDiscover, configure and verify a cluster of Macs (and Linux hosts) joined by\n"
+		    "Thunderbolt cables for MLX distributed jobs (JACCL over RDMA, or the ring backend).\n"
+		    "\nCommands:\n", fp);
+		for (size_t i = 0; i < jc_ncmds; i++)
+			fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
+	} else {
+		fprintf(fp, "\n%s\n", only->summary);
+	}
+	for (size_t i = 0; i < jc_ncmds; i++) {
+		const struct jc_cmd *c = &jc_cmds[i];
+
+		if (only != NULL && c != only)
+			continue;
+		fprintf(fp, "\nOptions of %s%s%s:\n", c->name, *c->args ? " " : "", c->args);
+		for (const enum jc_optid *id = c->opts; *id != OPT__END; id++)
+			print_opt(fp, optdef(*id));
+	}
+	fputs("\nCommon options:\n", fp);
+	print_opt(fp, optdef(OPT_HELP));
+	print_opt(fp, optdef(OPT_VERSION));
+}
+
+int
+cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_usage(stderr, cmd);
+	fprintf(stderr, "%s: error: ", JC_PROG);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return JC_EXIT_USAGE;
+}
+
+static bool
+cmd_has(const struct jc_cmd *cmd, enum jc_optid id)
+{
+	if (id == OPT_HELP || id == OPT_VERSION)
+		return true;
+	for (const enum jc_optid *p = cmd->opts; *p != OPT__END; p++)
+		if (*p == id)
+			return true;
+	return false;
+}
+
+static bool
+parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || !(v > 0) || v > 86400)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int
+check_choice(const struct jc_cmd *cmd, const char *opt, const char *val,
+    const char *const *choices)
+{
+	struct jc_buf b = { 0 };
+	int r;
+
+	for (const char *const *c = choices; *c; c++)
+		if (strcmp(val, *c) == 0)
+			return 0;
+	for (const char *const *c = choices; *c; c++)
+		buf_printf(&b, "%s'%s'", c == choices ? "" : ", ", *c);
+	r = cli_usage_error(cmd, "argument --%s: invalid choice: '%s' (choose from %s)",
+	    opt, val, b.data);
+	buf_free(&b);
+	return r;
+}
+
+static bool
+env_ok(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (eq == NULL || eq == kv)
+		return false;
+	for (const char *p = kv; p < eq; p++)
+		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+int
+cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
+{
+	static const char *const overs[] = { "thunderbolt", "ethernet", NULL };
+	static const char *const backends[] = { "ring", "jaccl", "jaccl-ring", NULL };
+	static const char *const fabrics[] = { "verbs", "tcp", NULL };
+	struct option lopts[JC_ARRAY_LEN(jc_optdefs) + 1];
+	char shorts[2 * JC_ARRAY_LEN(jc_optdefs) + 3];
+	size_t nl = 0, ns = 0;
+	long v;
+	int c, r;
+
+	memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	o->hosts = "127.0.0.1";
+	o->over = "thunderbolt";
+	o->auto_setup = JC_UNKNOWN;
+	o->connect_timeout = 5;
+	o->command_timeout = 60;
+	o->timeout = 30;
+	o->starting_port = 32323;
+	o->connections_per_ip = 1;
+
+	if (cmd->flags & JC_CMD_POSIX)
+		shorts[ns++] = '+';
+	shorts[ns++] = ':';
+	for (size_t i = 0; i < JC_ARRAY_LEN(jc_optdefs); i++) {
+		const struct jc_optdef *d = &jc_optdefs[i];
+
+		if (!cmd_has(cmd, d->id))
+			continue;
+		lopts[nl++] = (struct option){ d->name, d->has_arg, NULL, 1000 + d->id };
+		if (d->shortopt) {
+			shorts[ns++] = (char)d->shortopt;
+			if (d->has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	lopts[nl] = (struct option){ 0 };
+	shorts[ns] = '\0';
+
+	opterr = 0;
+#ifdef __GLIBC__
+	optind = 0;	/* full reset, so tests may parse several command lines */
+#else
+	optind = 1;
+	optreset = 1;
+#endif
+	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
+		enum jc_optid id;
+
+		if (c == '?') {
+			if (optopt)
+				return cli_usage_error(cmd, "unrecognized argument: -%c", optopt);
+			return cli_usage_error(cmd, "unrecognized argument: %s", argv[optind - 1]);
+		}
+		if (c == ':')
+			return cli_usage_error(cmd, "argument %s: expected one argument",
+			    argv[optind - 1]);
+		if (c >= 1000) {
+			id = (enum jc_optid)(c - 1000);
+		} else {
+			id = OPT__END;
+			for (size_t i = 0; i < JC_ARRAY_LEN(jc_optdefs); i++)
+				if (jc_optdefs[i].shortopt == c)
+					id = jc_optdefs[i].id;
+		}
+		switch (id) {
+		case OPT_HOSTS:
+			o->hosts = optarg;
+			o->hosts_given = true;
+			break;
+		case OPT_HOSTFILE:
+			o->hostfile = optarg;
+			break;
+		case OPT_OVER:
+			if ((r = check_choice(cmd, "over", optarg, overs)) != 0)
+				return r;
+			o->over = optarg;
+			break;
+		case OPT_BACKEND:
+			if ((r = check_choice(cmd, "backend", optarg, backends)) != 0)
+				return r;
+			o->backend = optarg;
+			break;
+		case OPT_AUTO_SETUP:
+			o->auto_setup = JC_YES;
+			break;
+		case OPT_NO_AUTO_SETUP:
+			o->auto_setup = JC_NO;
+			break;
+		case OPT_OUTPUT_HOSTFILE:
+		case OPT_OUTPUT:
+			o->output_hostfile = optarg;
+			break;
+		case OPT_DOT:
+			o->dot = true;
+			break;
+		case OPT_ENV:
+			if (!env_ok(optarg))
+				return cli_usage_error(cmd,
+				    "argument --env: '%s' is not KEY=VALUE with KEY in [A-Za-z0-9_]",
+				    optarg);
+			strv_push(&o->envs, optarg);
+			break;
+		case OPT_VERBOSE:
+			o->verbose++;
+			break;
+		case OPT_IGNORE_UNREACHABLE:
+			o->ignore_unreachable = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
+			break;
+		case OPT_SSH_CONFIG:
+			o->ssh_config = optarg;
+			break;
+		case OPT_ACCEPT_NEW:
+			o->accept_new = true;
+			break;
+		case OPT_CONNECT_TIMEOUT:
+			if (!parse_seconds(optarg, &o->connect_timeout))
+				return cli_usage_error(cmd, "argument --connect-timeout: invalid value: '%s'", optarg);
+			break;
+		case OPT_COMMAND_TIMEOUT:
+			if (!parse_seconds(optarg, &o->command_timeout))
+				return cli_usage_error(cmd, "argument --command-timeout: invalid value: '%s'", optarg);
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_seconds(optarg, &o->timeout))
+				return cli_usage_error(cmd, "argument --timeout: invalid value: '%s'", optarg);
+			break;
+		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_SAVE_CABLING:
+			o->save_cabling = optarg;
+			break;
+		case OPT_EXPECT:
+			o->expect = optarg;
+			break;
+		case OPT_FABRIC:
+			if ((r = check_choice(cmd, "fabric", optarg, fabrics)) != 0)
+				return r;
+			o->fabric = optarg;
+			break;
+		case OPT_SIDE_CHANNEL:
+			o->side_channel = optarg;
+			break;
+		case OPT_MIN_BW:
+			o->min_bw = optarg;
+			break;
+		case OPT_STARTING_PORT:
+			if (!jc_parse_int(optarg, 1, 65535, &v))
+				return cli_usage_error(cmd, "argument --starting-port: invalid port: '%s'", optarg);
+			o->starting_port = v;
+			break;
+		case OPT_CONNECTIONS_PER_IP:
+			if (!jc_parse_int(optarg, 1, 64, &v))
+				return cli_usage_error(cmd, "argument --connections-per-ip: Number should be positive: '%s'", optarg);
+			o->connections_per_ip = v;
+			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
+			break;
+		case OPT_HELP:
+			cli_help(stdout, strcmp(cmd->name, "configure") == 0 ? NULL : cmd);
+			return -1;
+		case OPT_VERSION:
+			printf("%s %s\n", JC_PROG, PACKAGE_VERSION);
+			return -1;
+		default:
+			return cli_usage_error(cmd, "unrecognized argument");
+		}
+	}
+	o->argc = argc - optind;
+	o->argv = argv + optind;
+	jc_verbosity = o->verbose;
+	return 0;
+}
+
+void
+cli_opts_free(struct jc_opts *o)
+{
+	strv_free(&o->envs);
+}
+
+static void
+vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
+{
+	struct jc_buf b = { 0 };
+	char *s = xvasprintf(fmt, ap);
+
+	buf_printf(&b, "%s: ", JC_PROG);
+	if (host)
+		buf_printf(&b, "%s: ", host);
+	if (kind)
+		buf_puts(&b, kind);
+	buf_puts(&b, s);
+	buf_puts(&b, "\n");
+	fputs(b.data, stderr);	/* one write per message: hosts run in parallel */
+	buf_free(&b);
+	free(s);
+}
+
+void
+jc_error(const char *host, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", host, fmt, ap);
+	va_end(ap);
+}
+
+void
+jc_warn(const char *host, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", host, fmt, ap);
+	va_end(ap);
+}
+
+void
+jc_info(const char *host, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (jc_verbosity <= 0)
+		return;
+	va_start(ap, fmt);
+	vmsg(NULL, host, fmt, ap);
+	va_end(ap);
+}

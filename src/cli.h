@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line: one table of options, one table of commands, the
+ * parser that fills struct jc_opts, --help generated from both tables, and
+ * the printing helpers of the command layer (the only layer that prints).
+ */
+#ifndef JC_CLI_H
+#define JC_CLI_H
+
+#include <stdio.h>
+
+#include "util.h"
+
+enum jc_optid {
+	OPT_HOSTS,
+	OPT_HOSTFILE,
+	OPT_OVER,
+	OPT_BACKEND,
+	OPT_AUTO_SETUP,
+	OPT_NO_AUTO_SETUP,
+	OPT_OUTPUT_HOSTFILE,
+	OPT_OUTPUT,
+	OPT_DOT,
+	OPT_ENV,
+	OPT_VERBOSE,
+	OPT_IGNORE_UNREACHABLE,
+	OPT_JSON,
+	OPT_FROM,
+	OPT_SAVE,
+	OPT_SSH_CONFIG,
+	OPT_ACCEPT_NEW,
+	OPT_CONNECT_TIMEOUT,
+	OPT_COMMAND_TIMEOUT,
+	OPT_VERIFY,
+	OPT_SAVE_CABLING,
+	OPT_EXPECT,
+	OPT_FABRIC,
+	OPT_SIDE_CHANNEL,
+	OPT_MIN_BW,
+	OPT_STARTING_PORT,
+	OPT_CONNECTIONS_PER_IP,
+	OPT_TIMEOUT,
+	OPT_STATE_DIR,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT__END = -1,
+};
+
+struct jc_optdef {
+	enum jc_optid id;
+	const char *name;	/* long name without "--" */
+	int shortopt;		/* 0 if none */
+	int has_arg;		/* no_argument / required_argument */
+	const char *argname;	/* "HOSTS" */
+	const char *help;
+};
+
+struct jc_cmd;
+
+/* Parsed command line. Strings point into argv unless noted. */
+struct jc_opts {
+	const struct jc_cmd *cmd;
+	const char *hosts;		/* --hosts, default "127.0.0.1" */
+	bool hosts_given;
+	const char *hostfile;
+	const char *over;		/* "thunderbolt" (default) or "ethernet" */
+	const char *backend;		/* NULL: automatic */
+	int auto_setup;			/* enum jc_tri; JC_UNKNOWN when not given */
+	const char *output_hostfile;
+	bool dot;
+	struct jc_strv envs;		/* --env, in order (owned copies) */
+	int verbose;
+	bool ignore_unreachable;
+	bool json;
+	const char *from;		/* replay a probe bundle */
+	const char *save;		/* save a probe bundle */
+	const char *ssh_config;
+	bool accept_new;
+	double connect_timeout;		/* seconds, default 5 */
+	double command_timeout;		/* seconds, default 60 */
+	bool verify;
+	const char *save_cabling;
+	const char *expect;
+	const char *fabric;		/* NULL: verbs when available, else tcp */
+	const char *side_channel;	/* NULL: tcp */
+	const char *min_bw;
+	long starting_port;		/* default 32323 */
+	long connections_per_ip;	/* default 1 */
+	double timeout;			/* verify: bound on any wait, default 30 */
+	const char *state_dir;
+	int argc;			/* positional arguments */
+	char **argv;
+};
+
+enum {
+	JC_CMD_MUTATES = 1 << 0,	/* changes hosts' network state */
+	JC_CMD_NEEDS_HOSTS = 1 << 1,	/* talks to hosts over SSH */
+	JC_CMD_POSIX = 1 << 2,		/* options stop at the first argument */
+	JC_CMD_HIDDEN_ARGS = 1 << 3,
+};
+
+struct jc_cmd {
+	const char *name;
+	int (*run)(struct jc_opts *);
+	const char *args;		/* positional arguments for usage */
+	const char *summary;
+	const enum jc_optid *opts;	/* terminated by OPT__END */
+	unsigned int flags;
+};
+
+extern const struct jc_optdef jc_optdefs[];
+extern const struct jc_cmd jc_cmds[];
+extern const size_t jc_ncmds;
+
+const struct jc_cmd *cli_find_cmd(const char *name);
+
+/*
+ * Parse argv for cmd into o. argv[0] is the program or command name.
+ * Returns 0, or JC_EXIT_USAGE after printing usage and the error, or -1
+ * when --help/--version was handled (the caller exits 0).
+ */
+int cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o);
+void cli_opts_free(struct jc_opts *o);
+
+void cli_help(FILE *fp, const struct jc_cmd *only);
+void cli_usage(FILE *fp, const struct jc_cmd *cmd);
+
+/* usage line, then "jaccl-config: error: ..."; returns JC_EXIT_USAGE */
+int cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...) JC_PRINTF(2, 3);
+
+/*
+ * Messages of the command layer, on stderr, each prefixed with the program
+ * and, when host is not NULL, the host: "jaccl-config: mac2: ...".
+ */
+extern int jc_verbosity;
+void jc_error(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
+void jc_warn(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
+void jc_info(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);	/* only with --verbose */
+
+#endif

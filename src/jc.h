@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared types of jaccl-config: what a probe learns about a host (the
+ * inventory), the hostfile that mlx.launch reads, and the error record that
+ * library code fills in instead of printing.
+ *
+ * The pipeline is probe -> parse -> graph -> plan -> apply -> hostfile ->
+ * verify. Every stage after probe is a pure function of these structures.
+ */
+#ifndef JC_H
+#define JC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JC_PROG "jaccl-config"
+
+/* Exit statuses of the command (documented in the man page). */
+enum {
+	JC_EXIT_OK = 0,
+	JC_EXIT_FAIL = 1,	/* the job failed: invalid input, host, cabling */
+	JC_EXIT_USAGE = 2,	/* bad command line, as argparse's exit 2 */
+};
+
+/* A yes/no fact that a probe may not have been able to establish. */
+enum jc_tri {
+	JC_UNKNOWN = -1,
+	JC_NO = 0,
+	JC_YES = 1,
+};
+
+/*
+ * Error record. Library functions return 0 on success and a negative value
+ * on failure, after filling *err (when err is not NULL) with a message that
+ * names the host or file involved. Only the command layer prints it.
+ */
+struct jc_err {
+	int code;		/* the negative value returned */
+	char msg[1024];
+};
+
+enum jc_os {
+	JC_OS_UNKNOWN = 0,
+	JC_OS_MACOS,
+	JC_OS_LINUX,
+};
+
+enum jc_port_state {
+	JC_PORT_UNKNOWN = 0,	/* not captured */
+	JC_PORT_DOWN,
+	JC_PORT_INIT,
+	JC_PORT_ARMED,
+	JC_PORT_ACTIVE,
+};
+
+/*
+ * One Thunderbolt bus (one receptacle) of a Mac, or one candidate cable
+ * interface of a Linux host. Cables are found by matching a port's peer_id
+ * with the id of a port on another host: on macOS both are domain UUIDs from
+ * system_profiler; on Linux they are Thunderbolt domain ids from sysfs or,
+ * where none exist, "mac:" followed by the lower-case MAC address of the
+ * interface and of the neighbour learnt on it.
+ */
+struct jc_port {
+	int bus;		/* N of thunderboltusb4_bus_N, -1 if unknown */
+	char *receptacle;	/* "1".."6", NULL if the bus has none */
+	char *iface;		/* enX / eth1 ..., NULL if not mapped */
+	char *id;		/* own domain UUID (as written) or "mac:..." */
+	char *link;		/* negotiated rate "80 Gb/s", NULL if idle/unknown */
+	int link_gbps;		/* 80, 40, 20 ...; 0 when unknown */
+	char *peer_id;		/* the Mac (or host) on the other end, or NULL */
+	bool peer_via_dock;	/* that Mac sits behind a dock or hub */
+	char *peer_model;	/* peer's model identifier ("Mac15,14") */
+	int peer_rdma_service;	/* enum jc_tri: peer advertises 64087 */
+	char **devices;		/* names of non-Mac items on the bus */
+	size_t ndevices;
+};
+
+/* One RDMA device as ibv_devices / ibv_devinfo / sysfs list it. */
+struct jc_rdma_dev {
+	char *name;		/* rdma_en2 */
+	char *netdev;		/* en2 (by convention on macOS, sysfs on Linux) */
+	char *guid;		/* node GUID text, or NULL */
+	enum jc_port_state state;
+};
+
+/* A hardware port of networksetup -listallhardwareports. */
+struct jc_hwport {
+	char *port;		/* "Thunderbolt 1", "Ethernet", "Wi-Fi" */
+	char *device;		/* en2, bridge0 */
+	char *mac;		/* Ethernet Address, or NULL */
+};
+
+/* A network interface as ifconfig / ip -j addr show it. */
+struct jc_iface {
+	char *name;
+	char *mac;		/* NULL if none */
+	int mtu;		/* 0 if unknown */
+	int up;			/* enum jc_tri: administratively up */
+	int carrier;		/* enum jc_tri: status active / LOWER_UP */
+	char **inet;		/* IPv4 addresses, dotted */
+	int *prefix;		/* prefix length of each address */
+	size_t ninet;
+	char **members;		/* bridge members, NULL/0 if not a bridge */
+	size_t nmembers;
+	bool is_bridge;
+};
+
+/*
+ * Everything discovery learns about one host. Strings are owned by the
+ * structure and freed by jc_host_clear().
+ */
+struct jc_host {
+	char *name;		/* as given: the ssh target without user/port */
+	char *target;		/* as given on the command line ([user@]host[:port]) */
+	char *user;		/* NULL: from ssh config or the local user */
+	int port;		/* 0: from ssh config, else 22 */
+
+	bool reachable;
+	char *error;		/* why this host could not be probed, or NULL */
+
+	enum jc_os os;
+	char *hostname;		/* the host's own name */
+	char *model;		/* Mac15,14 */
+	char *os_version;	/* 26.2 */
+	char *os_build;		/* 25C56 */
+
+	struct jc_port *ports;	/* Thunderbolt buses, in receptacle order */
+	size_t nports;
+	struct jc_hwport *hwports;
+	size_t nhwports;
+	struct jc_iface *ifaces;
+	size_t nifaces;
+	struct jc_rdma_dev *rdma;
+	size_t nrdma;
+	int rdma_listed;	/* enum jc_tri: JC_UNKNOWN when not captured */
+	int rdma_enabled;	/* enum jc_tri: rdma_ctl status */
+	int sudo;		/* enum jc_tri: passwordless sudo */
+	char *mgmt_ip;		/* en0, else en1, else another non-cable IPv4 */
+	char *mgmt_iface;
+
+	char **notes;		/* what could not be parsed, "unknown" reasons */
+	size_t nnotes;
+};
+
+/*
+ * Hostfile as mlx.launch reads it. A cell of the rdma matrix is null
+ * (n == 0 and !is_list), a string (n == 1 and !is_list) or a list.
+ */
+struct jc_hf_cell {
+	char **names;
+	size_t n;
+	bool is_list;
+};
+
+struct jc_hf_host {
+	char *ssh;
+	char **ips;
+	size_t nips;
+	struct jc_hf_cell *rdma;
+	size_t nrdma;
+};
+
+struct jc_hostfile {
+	char *backend;		/* "" when absent */
+	char **envs;
+	size_t nenvs;
+	struct jc_hf_host *hosts;
+	size_t nhosts;
+	bool legacy_list;	/* the file was a bare list of hosts */
+};
+
+void jc_host_clear(struct jc_host *h);
+void jc_hostfile_free(struct jc_hostfile *hf);
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jaccl-config: dispatch to a subcommand. Without one (or when the first
+ * argument is an option) the configure command runs, so that the tool is a
+ * drop-in for mlx.distributed_config.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "cli.h"
+
+int
+main(int argc, char **argv)
+{
+	const struct jc_cmd *cmd = NULL;
+	struct jc_opts o;
+	int r;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc > 1 && argv[1][0] != '-')
+		cmd = cli_find_cmd(argv[1]);
+	if (cmd != NULL) {
+		argc--;
+		argv++;
+	} else {
+		cmd = cli_find_cmd("configure");
+		if (argc > 1 && argv[1][0] != '-')
+			return cli_usage_error(NULL, "unknown command '%s' (see '%s --help')",
+			    argv[1], JC_PROG);
+	}
+	r = cli_parse(cmd, argc, argv, &o);
+	if (r == -1)
+		return JC_EXIT_OK;
+	if (r != 0)
+		return r;
+	r = cmd->run(&o);
+	cli_opts_free(&o);
+	return r;
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocation, buffers, string vectors, validation and file helpers. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void
+oom(void)
+{
+	fputs(JC_PROG ": out of memory\n", stderr);
+	abort();
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		oom();
+	return xrealloc(p, n * size);
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p;
+
+	if (s == NULL)
+		return NULL;
+	if ((p = strdup(s)) == NULL)
+		oom();
+	return p;
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+int
+jc_fail(struct jc_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void
+buf_append(struct jc_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->data = xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_puts(struct jc_buf *b, const char *s)
+{
+	buf_append(b, s, strlen(s));
+}
+
+void
+buf_printf(struct jc_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xvasprintf(fmt, ap);
+	va_end(ap);
+	buf_puts(b, s);
+	free(s);
+}
+
+char *
+buf_steal(struct jc_buf *b)
+{
+	char *s = b->data ? b->data : xstrdup("");
+
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void
+buf_free(struct jc_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+strv_push_owned(struct jc_strv *sv, char *s)
+{
+	sv->v = xreallocarray(sv->v, sv->n + 2, sizeof(*sv->v));
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void
+strv_push(struct jc_strv *sv, const char *s)
+{
+	strv_push_owned(sv, xstrdup(s));
+}
+
+void
+strv_free_array(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+strv_free(struct jc_strv *sv)
+{
+	strv_free_array(sv->v, sv->n);
+	sv->v = NULL;
+	sv->n = 0;
+}
+
+bool
+jc_plain_word(const char *s)
+{
+	size_t n = 0;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return false;
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n >= 255)
+			return false;
+		if (isalnum(c) || strchr("._-+:@%/,=", c) != NULL)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+bool
+jc_iface_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return false;
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n >= 31 || !(isalnum(c) || c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+bool
+jc_ipv4_ok(const char *s)
+{
+	int parts = 0;
+
+	if (s == NULL)
+		return false;
+	while (parts < 4) {
+		int v = 0, digits = 0;
+
+		while (isdigit((unsigned char)*s) && digits < 4) {
+			v = v * 10 + (*s++ - '0');
+			digits++;
+		}
+		if (digits == 0 || digits > 3 || v > 255)
+			return false;
+		parts++;
+		if (parts < 4 && *s++ != '.')
+			return false;
+	}
+	return *s == '\0';
+}
+
+int
+jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+	struct stat st;
+	char chunk[65536];
+	ssize_t r;
+	int fd;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return jc_fail(err, -EISDIR, "%s: is a directory", path);
+	}
+	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			close(fd);
+			buf_free(&b);
+			return jc_fail(err, -e, "%s: %s", path, strerror(e));
+		}
+		if (b.len + (size_t)r > max) {
+			close(fd);
+			buf_free(&b);
+			return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+		}
+		buf_append(&b, chunk, (size_t)r);
+	}
+	close(fd);
+	if (len)
+		*len = b.len;
+	*out = buf_steal(&b);
+	return 0;
+}
+
+double
+jc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool
+jc_parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void
+port_clear(struct jc_port *p)
+{
+	free(p->receptacle);
+	free(p->iface);
+	free(p->id);
+	free(p->link);
+	free(p->peer_id);
+	free(p->peer_model);
+	strv_free_array(p->devices, p->ndevices);
+}
+
+static void
+iface_clear(struct jc_iface *i)
+{
+	free(i->name);
+	free(i->mac);
+	strv_free_array(i->inet, i->ninet);
+	free(i->prefix);
+	strv_free_array(i->members, i->nmembers);
+}
+
+void
+jc_host_clear(struct jc_host *h)
+{
+	if (h == NULL)
+		return;
+	free(h->name);
+	free(h->target);
+	free(h->user);
+	free(h->error);
+	free(h->hostname);
+	free(h->model);
+	free(h->os_version);
+	free(h->os_build);
+	for (size_t i = 0; i < h->nports; i++)
+		port_clear(&h->ports[i]);
+	free(h->ports);
+	for (size_t i = 0; i < h->nhwports; i++) {
+		free(h->hwports[i].port);
+		free(h->hwports[i].device);
+		free(h->hwports[i].mac);
+	}
+	free(h->hwports);
+	for (size_t i = 0; i < h->nifaces; i++)
+		iface_clear(&h->ifaces[i]);
+	free(h->ifaces);
+	for (size_t i = 0; i < h->nrdma; i++) {
+		free(h->rdma[i].name);
+		free(h->rdma[i].netdev);
+		free(h->rdma[i].guid);
+	}
+	free(h->rdma);
+	free(h->mgmt_ip);
+	free(h->mgmt_iface);
+	strv_free_array(h->notes, h->nnotes);
+	memset(h, 0, sizeof(*h));
+}
+
+void
+jc_hostfile_free(struct jc_hostfile *hf)
+{
+	if (hf == NULL)
+		return;
+	free(hf->backend);
+	strv_free_array(hf->envs, hf->nenvs);
+	for (size_t i = 0; i < hf->nhosts; i++) {
+		struct jc_hf_host *h = &hf->hosts[i];
+
+		free(h->ssh);
+		strv_free_array(h->ips, h->nips);
+		for (size_t j = 0; j < h->nrdma; j++)
+			strv_free_array(h->rdma[j].names, h->rdma[j].n);
+		free(h->rdma);
+	}
+	free(hf->hosts);
+	free(hf);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers every module uses: allocation that never returns NULL,
+ * growable strings and string vectors, the error record, name validation
+ * and bounded file reading.
+ */
+#ifndef JC_UTIL_H
+#define JC_UTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "jc.h"
+
+#define JC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define JC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocators: abort with a message on exhaustion, never return NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);		/* NULL stays NULL */
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) JC_PRINTF(1, 2);
+char *xvasprintf(const char *fmt, va_list ap) JC_PRINTF(1, 0);
+
+/*
+ * Fill *err (when not NULL) and return code, which must be negative.
+ * Typical use: return jc_fail(err, -EINVAL, "%s: bad value", name);
+ */
+int jc_fail(struct jc_err *err, int code, const char *fmt, ...) JC_PRINTF(3, 4);
+
+/* Growable byte buffer, always NUL-terminated. */
+struct jc_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+void buf_append(struct jc_buf *b, const void *p, size_t n);
+void buf_puts(struct jc_buf *b, const char *s);
+void buf_printf(struct jc_buf *b, const char *fmt, ...) JC_PRINTF(2, 3);
+char *buf_steal(struct jc_buf *b);	/* returns the string, resets b */
+void buf_free(struct jc_buf *b);
+
+/* Vector of owned strings. */
+struct jc_strv {
+	char **v;
+	size_t n;
+};
+void strv_push(struct jc_strv *sv, const char *s);	/* copies s */
+void strv_push_owned(struct jc_strv *sv, char *s);	/* takes s */
+void strv_free(struct jc_strv *sv);
+void strv_free_array(char **v, size_t n);
+
+/*
+ * True when s is a plain word that is safe to place in a shell command
+ * unquoted: letters, digits and "._-+:@%/,=" only, not empty, at most
+ * 255 bytes, not starting with '-'.
+ */
+bool jc_plain_word(const char *s);
+
+/* True for an interface or RDMA device name: [A-Za-z0-9_.-]{1,31}, no leading '-'. */
+bool jc_iface_name_ok(const char *s);
+
+/* True for a dotted IPv4 address (four decimal octets). */
+bool jc_ipv4_ok(const char *s);
+
+/*
+ * Read a whole file into a new NUL-terminated buffer of at most max bytes.
+ * Returns 0, or -errno / -EFBIG (too large) / -EISDIR with err filled.
+ */
+int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
+
+/* Monotonic clock in seconds. */
+double jc_now(void);
+
+/* Parse a decimal integer in [min, max]; returns false on any garbage. */
+bool jc_parse_int(const char *s, long min, long max, long *out);
+
+#endif

@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: MIT
+# TAP helpers for the shell tests (sourced). Every test ends with done_testing.
+set -u
+LC_ALL=C
+export LC_ALL
+: "${JACCL_CONFIG:=${top_builddir:-.}/jaccl-config}"
+: "${top_srcdir:=.}"
+_tap_n=0
+_tap_failed=0
+
+ok() { # ok CONDITION-STATUS DESCRIPTION
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_tap_n - $2"
+	else
+		echo "not ok $_tap_n - $2"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+}
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+is() { # is GOT WANT DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  $1" "want: $2"; fi
+}
+done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; }
+# Every test gets a scratch folder $t, removed when it exits.
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
