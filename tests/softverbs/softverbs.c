@@ -10,10 +10,12 @@
  * socket, which is bound to the interface; the QP number is the socket's
  * UDP port, so the peer's address comes from the destination GID
  * (::ffff:a.b.c.d) and its port from dest_qp_num. Receive progress happens
- * inside poll_cq. UC semantics: a message whose first datagram arrived
- * before a receive was posted is dropped (kernel receive timestamps make
- * this exact), as is one longer than the posted buffer or one with a lost
- * datagram; the sender never learns about it.
+ * inside poll_cq and before each post_recv. UC semantics: a message whose
+ * first datagram arrived while no receive was posted is dropped (the
+ * socket is drained before a receive is posted, so what arrived earlier
+ * cannot use it), as is one longer than the posted buffer or one with a
+ * lost datagram; the sender never learns about it. A cable that is down
+ * carries nothing: sends on it are dropped.
  */
 #include "config.h"
 #include <arpa/inet.h>
@@ -49,6 +51,7 @@ struct sv_hdr {
 	uint32_t	imm;
 	uint32_t	flags;
 };
+_Static_assert(sizeof(struct sv_hdr) == SV_HDR_LEN, "header size");
 
 struct sv_limits sv_lim;
 
@@ -131,15 +134,6 @@ sv_fini(void)
 	free(sv_devs);
 	sv_devs = NULL;
 	sv_ndev = 0;
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static enum ibv_mtu
@@ -672,7 +666,7 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
 	struct sockaddr_in sin;
 	socklen_t slen = sizeof(sin);
 	struct sv_qp *qp;
-	int one = 1, size;
+	int size;
 
 	if (pd == NULL || init == NULL || init->send_cq == NULL ||
 	    init->recv_cq == NULL || init->srq != NULL ||
@@ -726,9 +720,6 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
 	    sizeof(size)) != 0)
 		(void)setsockopt(qp->fd, SOL_SOCKET, SO_SNDBUF, &size,
 		    sizeof(size));
-	if (setsockopt(qp->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
-	    sizeof(one)) != 0)
-		goto fail;
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	if (bind(qp->fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
@@ -1100,6 +1091,13 @@ transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
 	uint32_t msn = qp->msn++;
 	int first = 1;
 
+	/* A cable that is down carries nothing, not even later (the kernel
+	 * would hold datagrams in the ARP queue). */
+	if (!sv_link_carrier(qp->fd, dev_of(qp->qp.context)->ifname)) {
+		sv_debug("QP %u: link down, message %u dropped",
+		    qp->qp.qp_num, msn);
+		return;
+	}
 	while (first || off < total) {
 		int n = 0, done = 0;
 
@@ -1219,8 +1217,10 @@ sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return r;
 }
 
+static void progress(struct sv_qp *);
+
 static int
-post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr, int64_t now)
+post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr)
 {
 	struct sv_rwr *r;
 	int i;
@@ -1236,7 +1236,6 @@ post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr, int64_t now)
 	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->max_recv_wr];
 	memset(r, 0, sizeof(*r));
 	r->wr_id = wr->wr_id;
-	r->posted_ns = now;
 	r->nsge = wr->num_sge;
 	for (i = 0; i < wr->num_sge; i++) {
 		r->sge[i].addr = (uintptr_t)wr->sg_list[i].addr;
@@ -1259,12 +1258,18 @@ static int
 sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
     struct ibv_recv_wr **bad_wr)
 {
-	int64_t now = now_ns();
+	struct sv_qp *qp = (struct sv_qp *)ibqp;
 	int r = 0;
 
 	pthread_mutex_lock(&ibqp->context->mutex);
+	/*
+	 * What is already in the socket arrived before these receives were
+	 * posted: it goes to the receives posted earlier, or is dropped.
+	 */
+	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS)
+		progress(qp);
 	for (; wr != NULL; wr = wr->next)
-		if ((r = post_recv((struct sv_qp *)ibqp, wr, now)) != 0)
+		if ((r = post_recv(qp, wr)) != 0)
 			break;
 	pthread_mutex_unlock(&ibqp->context->mutex);
 	if (r != 0 && bad_wr != NULL)
@@ -1288,7 +1293,7 @@ copy_in(const struct sv_rwr *r, uint64_t off, const unsigned char *p,
 /* One datagram for this QP (source already checked). */
 static void
 fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
-    size_t plen, int64_t ts)
+    size_t plen)
 {
 	uint32_t msn = ntohl(h->msn), len = ntohl(h->len), off = ntohl(h->off);
 	struct sv_rwr *r;
@@ -1311,7 +1316,7 @@ fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
 		qp->in_len = len;
 		qp->in_off = 0;
 		r = &qp->rq[qp->rq_head];
-		if (qp->rq_count == 0 || r->posted_ns > ts) {
+		if (qp->rq_count == 0) {
 			sv_debug("QP %u: message %u (%u bytes) arrived with no "
 			    "receive posted, dropped", qp->qp.qp_num, msn, len);
 			qp->in_drop = 1;
@@ -1386,10 +1391,6 @@ progress(struct sv_qp *qp)
 	struct mmsghdr msgs[SV_BATCH];
 	struct iovec iov[SV_BATCH];
 	struct sockaddr_in from[SV_BATCH];
-	union {
-		struct cmsghdr	align;
-		char		buf[CMSG_SPACE(sizeof(struct timespec))];
-	} ctl[SV_BATCH];
 	int round, i;
 
 	if (qp->stage == NULL)
@@ -1405,8 +1406,6 @@ progress(struct sv_qp *qp)
 			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
 			msgs[i].msg_hdr.msg_iov = &iov[i];
 			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_control = ctl[i].buf;
-			msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
 		}
 		n = recvmmsg(qp->fd, msgs, SV_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
@@ -1414,8 +1413,6 @@ progress(struct sv_qp *qp)
 		for (i = 0; i < n; i++) {
 			struct msghdr *m = &msgs[i].msg_hdr;
 			struct sv_hdr h;
-			struct cmsghdr *cm;
-			int64_t ts = -1;
 
 			if (msgs[i].msg_len < SV_HDR_LEN ||
 			    (m->msg_flags & MSG_TRUNC) ||
@@ -1432,21 +1429,8 @@ progress(struct sv_qp *qp)
 				qp->drops++;
 				continue;
 			}
-			for (cm = CMSG_FIRSTHDR(m); cm != NULL;
-			    cm = CMSG_NXTHDR(m, cm)) {
-				if (cm->cmsg_level == SOL_SOCKET &&
-				    cm->cmsg_type == SCM_TIMESTAMPNS) {
-					struct timespec t;
-
-					memcpy(&t, CMSG_DATA(cm), sizeof(t));
-					ts = (int64_t)t.tv_sec * 1000000000 +
-					    t.tv_nsec;
-				}
-			}
-			if (ts < 0)
-				ts = now_ns();
 			fragment(qp, &h, (unsigned char *)iov[i].iov_base +
-			    SV_HDR_LEN, msgs[i].msg_len - SV_HDR_LEN, ts);
+			    SV_HDR_LEN, msgs[i].msg_len - SV_HDR_LEN);
 		}
 		if (n < SV_BATCH)
 			return;

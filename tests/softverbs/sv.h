@@ -40,7 +40,7 @@ struct sv_limits {
 /* What an interface looks like right now. */
 struct sv_link {
 	int		exists;
-	int		up;		/* IFF_UP and IFF_RUNNING (carrier) */
+	int		up;		/* administratively up, with carrier */
 	unsigned char	mac[6];
 	int		has_ipv4;
 	struct in_addr	ipv4;
@@ -109,7 +109,6 @@ struct sv_sge {
 
 struct sv_rwr {
 	uint64_t	wr_id;
-	int64_t		posted_ns;	/* CLOCK_REALTIME when posted */
 	int		nsge;
 	uint64_t	total;
 	struct sv_sge	sge[SV_MAX_SGE];
@@ -155,6 +154,12 @@ extern struct sv_limits sv_lim;
 
 /* Logs on stderr when SOFTVERBS_DEBUG=1. */
 void sv_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * sv_link_carrier: whether the interface is up with carrier right now, by
+ * ioctl on socket fd (cheap enough for every message sent). Returns 1 or 0.
+ */
+int sv_link_carrier(int fd, const char *ifname);
 
 /*
  * sv_link_get: fills *l with the state of interface ifname (l->exists = 0

@@ -9,11 +9,19 @@
 #include "config.h"
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/ethtool.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sv.h"
+
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP	0x10000		/* carrier, from <linux/if.h> */
+#endif
 
 static int
 name_in_list(const char *name, const char *list)
@@ -117,7 +125,10 @@ sv_link_get(const char *ifname, struct sv_link *l)
 		if (i->ifa_name == NULL || strcmp(i->ifa_name, ifname) != 0)
 			continue;
 		l->exists = 1;
-		l->up = (i->ifa_flags & IFF_UP) && (i->ifa_flags & IFF_RUNNING);
+		/* IFF_LOWER_UP follows the carrier at once; IFF_RUNNING
+		 * lags behind it by up to a second */
+		l->up = (i->ifa_flags & IFF_UP) &&
+		    (i->ifa_flags & IFF_LOWER_UP);
 		if (i->ifa_addr == NULL)
 			continue;
 		if (i->ifa_addr->sa_family == AF_PACKET) {
@@ -161,4 +172,23 @@ sv_gid(const struct sv_link *l, int idx, union ibv_gid *gid)
 		gid->raw[11] = 0xff;
 		memcpy(&gid->raw[12], &l->ipv4, 4);
 	}
+}
+
+int
+sv_link_carrier(int fd, const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0 || !(ifr.ifr_flags & IFF_UP))
+		return 0;
+	if (!(ifr.ifr_flags & IFF_RUNNING))
+		return 0;
+	ifr.ifr_data = (char *)&ev;
+	/* interfaces without ethtool (lo) only have IFF_RUNNING */
+	if (ioctl(fd, SIOCETHTOOL, &ifr) != 0)
+		return 1;
+	return ev.data != 0;
 }
