@@ -415,6 +415,77 @@ ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 }
 
 static int
+gid_entry(struct ibv_context *context, const struct sv_link *l,
+    uint32_t idx, struct ibv_gid_entry *e)
+{
+	static const union ibv_gid zero;
+
+	memset(e, 0, sizeof(*e));
+	sv_gid(l, (int)idx, &e->gid);
+	if (memcmp(&e->gid, &zero, sizeof(zero)) == 0)
+		return ENODATA;
+	e->gid_index = idx;
+	e->port_num = 1;
+	e->gid_type = IBV_GID_TYPE_IB;
+	e->ndev_ifindex = if_nametoindex(dev_of(context)->ifname);
+	return 0;
+}
+
+/* What the inline ibv_query_gid_ex() calls. */
+SV_API int
+_ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+    uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
+    size_t entry_size)
+{
+	struct sv_link l;
+
+	if (context == NULL || entry == NULL || port_num != 1 || flags != 0 ||
+	    gid_index >= SV_GID_TBL_LEN || entry_size < sizeof(*entry))
+		return EINVAL;
+	if (sv_link_get(dev_of(context)->ifname, &l) != 0)
+		return errno;
+	return gid_entry(context, &l, gid_index, entry);
+}
+
+/* What the inline ibv_query_gid_table() calls. */
+SV_API ssize_t
+_ibv_query_gid_table(struct ibv_context *context,
+    struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags,
+    size_t entry_size)
+{
+	struct sv_link l;
+	size_t n = 0;
+	uint32_t i;
+
+	if (context == NULL || entries == NULL || flags != 0 ||
+	    entry_size < sizeof(*entries))
+		return -EINVAL;
+	if (sv_link_get(dev_of(context)->ifname, &l) != 0)
+		return -errno;
+	for (i = 0; i < SV_GID_TBL_LEN; i++) {
+		struct ibv_gid_entry e;
+
+		if (gid_entry(context, &l, i, &e) != 0)
+			continue;
+		if (n == max_entries)
+			return -ENOMEM;
+		memcpy((char *)entries + n * entry_size, &e, sizeof(e));
+		n++;
+	}
+	return (ssize_t)n;
+}
+
+SV_API int
+ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+    __be16 *pkey)
+{
+	if (context == NULL || pkey == NULL || port_num != 1 || index != 0)
+		return EINVAL;
+	*pkey = htons(0xffff);
+	return 0;
+}
+
+static int
 link_up(struct sv_device *d)
 {
 	struct sv_link l;
