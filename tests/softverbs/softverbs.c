@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,6 +110,8 @@ sv_init(void)
 	sv_lim.max_recv_wr = env_int("SOFTVERBS_MAX_RECV_WR", 63, 1, 4096);
 	sv_lim.mtu = env_int("SOFTVERBS_MTU", 1024, 256, 4096);
 	sv_lim.allow_rc = env_int("SOFTVERBS_ALLOW_RC", 0, 0, 1);
+	sv_lim.yield = env_int("SOFTVERBS_YIELD", 1, 0, 1);
+	sv_lim.dgram = env_int("SOFTVERBS_DGRAM", 0, 0, 65000);
 	sv_lim.pd_needs_link = env_int("SOFTVERBS_PD_NEEDS_LINK", 1, 0, 1);
 	sv_lim.rcvbuf = env_int("SOFTVERBS_RCVBUF", 8 << 20, 65536, 1 << 30);
 	if (sv_lim.mtu & (sv_lim.mtu - 1))
@@ -1057,7 +1060,8 @@ modify_qp(struct sv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	}
 	if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT) {
 		unsigned char *st;
-		size_t slot = SV_HDR_LEN + (size_t)qp->mtu;
+		size_t slot = SV_HDR_LEN + (size_t)(sv_lim.dgram > qp->mtu ?
+		    sv_lim.dgram : qp->mtu);
 
 		if ((st = malloc(slot * SV_BATCH)) == NULL)
 			return ENOMEM;
@@ -1158,7 +1162,8 @@ transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
 	struct mmsghdr msgs[SV_BATCH];
 	struct iovec iov[SV_BATCH][SV_MAX_SGE + 1];
 	struct sv_hdr hdr[SV_BATCH];
-	uint64_t frag = (uint64_t)qp->mtu, off = 0;
+	uint64_t frag = (uint64_t)(sv_lim.dgram > 0 ? sv_lim.dgram : qp->mtu);
+	uint64_t off = 0;
 	uint32_t msn = qp->msn++;
 	int first = 1;
 
@@ -1537,5 +1542,11 @@ sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		cq->count--;
 	}
 	pthread_mutex_unlock(&c->ctx.mutex);
+	/*
+	 * Callers spin on an empty CQ; on a machine with few cores the peer
+	 * (another process) then needs the CPU more than we do.
+	 */
+	if (n == 0 && sv_lim.yield)
+		sched_yield();
 	return n;
 }

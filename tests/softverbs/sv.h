@@ -35,6 +35,8 @@ struct sv_limits {
 	int	pd_needs_link;	/* 1: alloc_pd fails while the port is down */
 	int	rcvbuf;		/* socket receive buffer per QP, bytes */
 	int	debug;		/* 1: log drops and errors on stderr */
+	int	yield;		/* 1: sched_yield() when poll_cq finds nothing */
+	int	dgram;		/* payload bytes per datagram; 0: path MTU */
 };
 
 /* What an interface looks like right now. */
