@@ -16,6 +16,23 @@
  * cannot use it), as is one longer than the posted buffer or one with a
  * lost datagram; the sender never learns about it. A cable that is down
  * carries nothing: sends on it are dropped.
+ *
+ * Environment (read once, at the first call, except the interface lists):
+ *   SOFTVERBS_IFACES       comma-separated interfaces that get a device
+ *                          (default: all but lo and the management ones)
+ *   SOFTVERBS_MGMT_IFACE   management interfaces left out (default en0,eth0)
+ *   SOFTVERBS_MAX_QP       QPs per device (10; then EBUSY)
+ *   SOFTVERBS_MAX_MR       MRs per device (100; then ENOMEM)
+ *   SOFTVERBS_MAX_SEND_WR  outstanding sends per QP (32; then ENOMEM)
+ *   SOFTVERBS_MAX_RECV_WR  posted receives per QP (63; then ENOMEM)
+ *   SOFTVERBS_MTU          port MTU in bytes (1024)
+ *   SOFTVERBS_ALLOW_RC     1: accept RC QPs (they behave like UC)
+ *   SOFTVERBS_PD_NEEDS_LINK 0: allow ibv_alloc_pd on a port that is down
+ *   SOFTVERBS_DGRAM        payload bytes per datagram (0: the path MTU);
+ *                          must be the same on every host
+ *   SOFTVERBS_RCVBUF       socket receive buffer per QP (8 MiB)
+ *   SOFTVERBS_YIELD        0: do not sched_yield() in an empty poll_cq
+ *   SOFTVERBS_DEBUG        1: say on stderr why messages are dropped
  */
 #include "config.h"
 #include <arpa/inet.h>

@@ -4,8 +4,9 @@
  * loads a verbs library: device list and environment, port and GID table,
  * Apple's limits (UC only, 10 QPs, 100 MRs, 32 sends, 63 receives), QP
  * state transitions, and the data path between two QPs over the loopback
- * interface, including UC's silent drops. Needs only "lo" up with
- * 127.0.0.1, so it runs without root.
+ * interface, including UC's silent drops. With the argument "limits", the
+ * limits are changed through the environment and checked instead. Needs
+ * only "lo" up with 127.0.0.1, so it runs without root.
  */
 #include "config.h"
 
@@ -18,6 +19,8 @@
 #include "../tap.h"
 
 static struct svl sv;
+static enum ibv_mtu path_mtu = IBV_MTU_1024;
+static uint32_t qp_depth = 32;
 
 struct end {
 	struct ibv_context	*ctx;
@@ -79,7 +82,7 @@ to_rtr(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
+	a.path_mtu = path_mtu;
 	a.dest_qp_num = dqpn;
 	a.rq_psn = 7;
 	a.ah_attr.port_num = 1;
@@ -112,7 +115,8 @@ end_open(struct end *e, size_t size)
 	if ((e->ctx = svl_open_by_name(&sv, "rdma_lo")) == NULL ||
 	    (e->pd = sv.alloc_pd(e->ctx)) == NULL ||
 	    (e->cq = sv.create_cq(e->ctx, 64, NULL, NULL, 0)) == NULL ||
-	    (e->qp = make_qp(e->pd, e->cq, IBV_QPT_UC, 32, 32)) == NULL ||
+	    (e->qp = make_qp(e->pd, e->cq, IBV_QPT_UC, qp_depth,
+	    qp_depth)) == NULL ||
 	    (e->buf = calloc(1, size)) == NULL ||
 	    (e->mr = sv.reg_mr(e->pd, e->buf, size, IBV_ACCESS_LOCAL_WRITE |
 	    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)) == NULL)
@@ -554,11 +558,70 @@ test_data(void)
 	end_close(&b);
 }
 
+/* The same checks with every limit changed through the environment. */
+static void
+test_env_limits(void)
+{
+	struct end a, b;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct ibv_qp *qp, *rc;
+	struct ibv_mr *mr[2];
+	struct ibv_wc wc;
+	int n, r;
+
+	if (!ok(end_open(&a, 8192) == 0 && end_open(&b, 8192) == 0,
+	    "two QPs with SOFTVERBS_MAX_QP=3")) {
+		end_close(&a);
+		end_close(&b);
+		return;
+	}
+	ok(sv.query_device(a.ctx, &da) == 0 && da.max_qp == 3 &&
+	    da.max_mr == 3, "query_device reports max_qp 3, max_mr 3");
+	memset(&pa, 0, sizeof(pa));
+	ok(sv.query_port(a.ctx, 1, &pa) == 0 &&
+	    pa.active_mtu == IBV_MTU_2048, "SOFTVERBS_MTU=2048");
+	rc = make_qp(a.pd, a.cq, IBV_QPT_RC, 4, 4);
+	ok(rc != NULL, "SOFTVERBS_ALLOW_RC=1 accepts an RC QP");
+	errno = 0;
+	qp = make_qp(a.pd, a.cq, IBV_QPT_UC, 4, 4);
+	ok(qp == NULL && errno == EBUSY, "the 4th QP fails EBUSY");
+	if (rc != NULL)
+		sv.destroy_qp(rc);
+	mr[0] = sv.reg_mr(a.pd, a.buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	errno = 0;
+	mr[1] = sv.reg_mr(a.pd, a.buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	ok(mr[0] != NULL && mr[1] == NULL && errno == ENOMEM,
+	    "the 4th MR fails ENOMEM");
+	if (mr[0] != NULL)
+		sv.dereg_mr(mr[0]);
+	ok(connect_ends(&a, &b) == 0, "connected");
+	fill(a.buf, 8192, 5);
+	ok(post_recv(&b, 0, 8192, 1) == 0 && post_send(&a, 0, 5000, 2, 1) == 0 &&
+	    wait_wc(&b, IBV_WC_RECV, &wc) == 0 && wc.byte_len == 5000 &&
+	    memcmp(a.buf, b.buf, 5000) == 0, "5000 bytes in 2048-byte datagrams");
+	drain(&a);
+	for (n = 0; n < 4; n++)
+		if (post_send(&a, 0, 8, (uint64_t)n, 1) != 0)
+			break;
+	r = post_send(&a, 0, 8, 9, 1);
+	ok(n == 4 && r == ENOMEM, "SOFTVERBS_MAX_SEND_WR=4: the 5th send fails");
+	drain(&a);
+	drain(&b);
+	for (n = 0; n < 6; n++)
+		if (post_recv(&b, 0, 64, (uint64_t)n) != 0)
+			break;
+	is_int(n, 5, "SOFTVERBS_MAX_RECV_WR=5: the 6th receive fails");
+	end_close(&a);
+	end_close(&b);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	char err[512];
 	const char *p;
+	int limits = argc > 1 && strcmp(argv[1], "limits") == 0;
 
 	(void)plan;	/* the count is printed at the end */
 	setenv("SOFTVERBS_IFACES", "lo", 1);
@@ -568,6 +631,17 @@ main(void)
 	unsetenv("SOFTVERBS_MAX_RECV_WR");
 	unsetenv("SOFTVERBS_MTU");
 	unsetenv("SOFTVERBS_ALLOW_RC");
+	unsetenv("SOFTVERBS_DGRAM");
+	if (limits) {
+		setenv("SOFTVERBS_MAX_QP", "3", 1);
+		setenv("SOFTVERBS_MAX_MR", "3", 1);
+		setenv("SOFTVERBS_MAX_SEND_WR", "4", 1);
+		setenv("SOFTVERBS_MAX_RECV_WR", "5", 1);
+		setenv("SOFTVERBS_MTU", "2048", 1);
+		setenv("SOFTVERBS_ALLOW_RC", "1", 1);
+		path_mtu = IBV_MTU_2048;
+		qp_depth = 4;
+	}
 	if (svl_open(&sv, err, sizeof(err)) != 0) {
 		printf("not ok 1 - load %s: %s\n1..1\n", svl_path(), err);
 		return 1;
@@ -590,6 +664,11 @@ main(void)
 	}
 	p = svl_path();
 	diag("library %s", p);
+	if (limits) {
+		test_env_limits();
+		dlclose(sv.handle);
+		return done_testing();
+	}
 	test_devices();
 	test_port_gid();
 	test_limits();
