@@ -14,6 +14,16 @@ namespace.
 Commands: system_profiler, networksetup, ibv_devices, ibv_devinfo, ipconfig,
 ifconfig, route, sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
 
+With FAKEMAC_OFFLINE=1 in the environment nothing is read from the live
+network: interfaces, carriers and addresses are derived from mac.json (the
+management address on en0, IPv6 link-local addresses on interfaces with a
+carrier, cabled Thunderbolt ports up with a carrier, the others without), so
+outputs can be generated without namespaces or root (tests/sim/make-bundle.sh).
+
+A host with "system_profiler" set to "garbage", "truncated", "empty" or
+"error" in its topology gets a broken system_profiler (noise, the normal
+output cut in the middle, nothing at all, or an error and exit status 1).
+
 Every invocation is appended to HOSTDIR/calls.log; invocations that change (or
 try to change) the host are also appended to HOSTDIR/mutations.log, one line
 each: `rc=<exit status> sudo=<0|1> <command line>`.  Mutating commands need
@@ -81,6 +91,8 @@ class Host:
 
     # ---- live network state ----
     def links(self):
+        if OFFLINE:
+            return offline_links(self.cfg)
         try:
             out = subprocess.run([IP, "-j", "addr", "show"], capture_output=True, text=True,
                                  check=True).stdout
@@ -100,6 +112,40 @@ class Host:
             if p["if"] == ifname:
                 return p
         return None
+
+
+OFFLINE = os.environ.get("FAKEMAC_OFFLINE") == "1"
+
+
+def link_local(mac):
+    """EUI-64 IPv6 link-local address of a MAC, as Linux would assign it."""
+    b = [int(x, 16) for x in mac.split(":")]
+    b[0] ^= 2
+    w = [b[0] << 8 | b[1], b[2] << 8 | 0xFF, 0xFE << 8 | b[3], b[4] << 8 | b[5]]
+    return str(ipaddress.IPv6Address("fe80::" + ":".join(f"{x:x}" for x in w)))
+
+
+def offline_links(cfg):
+    """What `ip -j addr show` would report on a freshly brought up host."""
+    def link(name, mac, carrier, inet=None):
+        addrs = []
+        if inet:
+            net = ipaddress.IPv4Network(f"{inet[0]}/{inet[1]}", strict=False)
+            addrs.append({"family": "inet", "local": inet[0], "prefixlen": inet[1],
+                          "broadcast": str(net.broadcast_address)})
+        if carrier:
+            addrs.append({"family": "inet6", "local": link_local(mac), "prefixlen": 64})
+        return {"ifname": name, "flags": ["BROADCAST", "MULTICAST", "UP"]
+                + (["LOWER_UP"] if carrier else []), "mtu": 1500, "address": mac,
+                "addr_info": addrs}
+    res = {"lo": {"ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "mtu": 65536,
+                  "addr_info": [{"family": "inet", "local": "127.0.0.1", "prefixlen": 8},
+                                {"family": "inet6", "local": "::1", "prefixlen": 128}]}}
+    m = cfg["mgmt"]
+    res[m["if"]] = link(m["if"], m["mac"], True, (m["ip"], m["prefix"]))
+    for p in cfg["tb_ports"]:
+        res[p["if"]] = link(p["if"], p["mac"], p["cabled"])
+    return res
 
 
 def out(text):
@@ -261,7 +307,45 @@ def sp_text_software(items):
             "      System Integrity Protection: Enabled\n\n")
 
 
+def sp_broken(host, args):
+    """A broken system_profiler (topology host option "system_profiler")."""
+    mode = host.cfg.get("system_profiler", "normal")
+    if mode == "garbage":
+        out("2026-01-01 12:00:00.000 system_profiler[4242:77777] Unexpected reply\n"
+            "\x1b[0m\x1b[2K)]}'\n<<<<<<< ~~ ~ SPThunderboltDataType ~ >>>>>>>\n"
+            "\"_name\" ; \"thunderboltusb4_bus_ ;; \ufffd\ufffd 0x2 [ } ] {\n"
+            "This is not JSON, XML or system_profiler text.\n")
+        return 0
+    if mode == "empty":
+        return 0
+    if mode == "error":
+        err("system_profiler: SPThunderboltDataType: the data type did not respond "
+            "(timeout)\n")
+        return 1
+    return None
+
+
 def cmd_system_profiler(host, args):
+    mode = host.cfg.get("system_profiler", "normal")
+    if mode not in ("normal", "truncated"):
+        return sp_broken(host, args)
+    if mode == "truncated":
+        saved = sys.stdout
+        import io
+        sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        try:
+            rc = cmd_system_profiler_real(host, args)
+            sys.stdout.flush()
+            data = sys.stdout.buffer.getvalue()
+        finally:
+            sys.stdout = saved
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data[:len(data) * 2 // 5])
+        return rc
+    return cmd_system_profiler_real(host, args)
+
+
+def cmd_system_profiler_real(host, args):
     fmt = "text"
     types = []
     i = 0
@@ -636,7 +720,7 @@ def render_iface(host, name, kind, links, st, scope):
     lines.append(f"\tether {mac} ")
     for a in d.get("addr_info", []):
         if a.get("family") == "inet6" and a.get("local", "").startswith("fe80"):
-            lines.append(f"\tinet6 {a['local']}%{name} prefixlen {a['prefixlen']} "
+            lines.append(f"\tinet6 {a['local']}%{name} prefixlen {a['prefixlen']} secured "
                          f"scopeid 0x{scope[name]:x} ")
     for a in d.get("addr_info", []):
         if a.get("family") == "inet6" and not a.get("local", "").startswith("fe80"):

@@ -63,10 +63,14 @@ MODELS = {
 HOST_KEYS = {
     "name", "model", "family", "chip", "macos", "build", "rdma_enabled", "tb_ports",
     "tb_map", "tb_gen", "en0_port", "wifi", "sudo", "cpus", "memory_gb", "computer_name",
+    "personality", "system_profiler",
 }
+LINUX_KEYS = {"name", "personality", "ports", "ifnames", "sudo"}
+SP_MODES = ("normal", "garbage", "truncated", "empty", "error")
 CABLE_KEYS = {"a", "a_port", "b", "b_port", "speed", "via_dock", "dock_side", "dock_name",
               "dock_vendor"}
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+LINUX_IF_RE = re.compile(r"^[a-z][a-z0-9]{0,14}$")
 IFACE_RE = re.compile(r"^en([0-9]|[1-9][0-9])$")
 SPEED_RE = re.compile(r"^([0-9]+) Gb/s$")
 RDMA_SERVICE_KEY = "\u02c7" * 6 + "AD"   # how system_profiler shows the rdma XDomain key
@@ -89,11 +93,6 @@ def det_uuid(*parts):
 def det_mac(first_byte, *parts):
     d = h(*parts)
     return ":".join([f"{first_byte:02x}"] + [d[i:i + 2] for i in range(0, 10, 2)])
-
-
-def eui64(mac):
-    b = mac.split(":")
-    return "".join(b[0:3]) + "fffe" + "".join(b[3:6])
 
 
 def darwin_version(macos):
@@ -128,6 +127,47 @@ def load(path):
     return topo
 
 
+def check_name(i, name, by_name):
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise TopologyError(f"host #{i}: bad or missing name {name!r} "
+                            "(lower case letter, then [a-z0-9-], at most 20)")
+    if name in by_name:
+        raise TopologyError(f"duplicate host name {name}")
+
+
+def normalise_linux(i, raw, defaults, by_name):
+    """A plain Linux host: sshd, eth0 for management, one NIC per port."""
+    hst = {k: v for k, v in defaults.items() if k in LINUX_KEYS and k != "name"}
+    hst.update(raw)
+    unknown = set(hst) - LINUX_KEYS
+    if unknown:
+        raise TopologyError(f"host #{i}: unknown keys for a linux host {sorted(unknown)}")
+    name = hst.get("name")
+    check_name(i, name, by_name)
+    ifnames = hst.get("ifnames")
+    n = hst.get("ports", len(ifnames) if isinstance(ifnames, list) else 2)
+    if not isinstance(n, int) or not 1 <= n <= 16:
+        raise TopologyError(f"{name}: ports must be 1..16")
+    if ifnames is None:
+        ifnames = [f"eth{r}" for r in range(1, n + 1)]
+    if not isinstance(ifnames, list) or len(ifnames) != n:
+        raise TopologyError(f"{name}: ifnames must be a list of {n} interface names")
+    for ifname in ifnames:
+        if (not isinstance(ifname, str) or not LINUX_IF_RE.match(ifname)
+                or ifname in ("eth0", "lo")):
+            raise TopologyError(f"{name}: bad interface name {ifname!r} "
+                                "([a-z][a-z0-9]*, at most 15, not eth0 or lo)")
+    if len(set(ifnames)) != n:
+        raise TopologyError(f"{name}: ifnames has duplicates")
+    hst.setdefault("sudo", "nopasswd")
+    if hst["sudo"] not in ("nopasswd", "password"):
+        raise TopologyError(f"{name}: sudo must be \"nopasswd\" or \"password\"")
+    hst.update({"personality": "linux", "ports": n, "ifnames": ifnames, "tb_ports": n,
+                "tb_gen": 4, "rdma_enabled": False, "index": i, "model": "Linux",
+                "family": "Linux"})
+    return hst
+
+
 def normalise(topo):
     """Validate and fill defaults. Returns (hosts, cables) as lists of dicts."""
     defaults = topo.get("defaults", {})
@@ -138,8 +178,19 @@ def normalise(topo):
     for i, raw in enumerate(topo["hosts"]):
         if not isinstance(raw, dict):
             raise TopologyError(f"host #{i}: want an object")
+        if raw.get("personality", defaults.get("personality", "mac")) == "linux":
+            hst = normalise_linux(i, raw, defaults, by_name)
+            by_name[hst["name"]] = hst
+            hosts.append(hst)
+            continue
         hst = dict(defaults)
         hst.update(raw)
+        hst.setdefault("personality", "mac")
+        hst.setdefault("system_profiler", "normal")
+        if hst["personality"] != "mac":
+            raise TopologyError(f"host #{i}: personality must be \"mac\" or \"linux\"")
+        if hst["system_profiler"] not in SP_MODES:
+            raise TopologyError(f"host #{i}: system_profiler must be one of {', '.join(SP_MODES)}")
         unknown = set(hst) - HOST_KEYS
         if unknown:
             raise TopologyError(f"host #{i}: unknown keys {sorted(unknown)}")
@@ -259,10 +310,23 @@ def build(topo, prefix, mgmt_net):
             ends[c[me], c[me + "_port"]] = (c, peer, me)
 
     def port_if(hn, r):
+        if by_name[hn]["personality"] == "linux":
+            return by_name[hn]["ifnames"][r - 1]
         return by_name[hn]["tb_map"][f"Thunderbolt {r}"]
 
     def port_mac(hn, r):
+        if by_name[hn]["personality"] == "linux":
+            return det_mac(0x02, hn, "eth", r)
         return det_mac(0x36, hn, "tb", r)
+
+    def port_guid(hn, r):
+        # As on real Macs: the first byte counts up with the en number from
+        # a per-host base, then 5 per-host bytes, then Apple's vendor id
+        # 0x05AC byte-swapped ("8096a9d9edbaac05", "8196a9d9edbaac05", ...).
+        ens = [int(v[2:]) for v in by_name[hn]["tb_map"].values()]
+        d = h(hn, "guid")
+        first = (int(d[0:2], 16) & 0xF0) + int(port_if(hn, r)[2:]) - min(ens)
+        return f"{first & 0xFF:02x}{d[2:12]}ac05"
 
     def bus_uuid(hn, r):
         return det_uuid(hn, "bus", r)
@@ -274,6 +338,23 @@ def build(topo, prefix, mgmt_net):
 
     def peer_item(peer, peer_port):
         p = by_name[peer]
+        if p["personality"] == "linux":
+            # approximation: a Linux XDomain host (thunderbolt-net) by its host name
+            return {
+                "_name": peer,
+                "device_id_key": "0x1",
+                "device_name_key": peer,
+                "domain_uuid_key": bus_uuid(peer, peer_port),
+                "services_title": [{
+                    "_name": "service_ip",
+                    "protocol_id_key": 1,
+                    "protocol_revision_key": 1,
+                    "protocol_version_key": 1,
+                    "service_uuid_key": det_uuid(peer, "service", "ip", peer_port),
+                }],
+                "vendor_id_key": "0x8086",
+                "vendor_name_key": "Linux",
+            }
         services = [{
             "_name": "service_ip",
             "protocol_id_key": 1,
@@ -324,6 +405,27 @@ def build(topo, prefix, mgmt_net):
     out_hosts = {}
     for hst in hosts:
         name, i = hst["name"], hst["index"]
+        if hst["personality"] == "linux":
+            ports = []
+            for r in range(1, hst["ports"] + 1):
+                end = ends.get((name, r))
+                port = {"port": r, "receptacle": r, "if": port_if(name, r),
+                        "mac": port_mac(name, r), "cabled": bool(end), "peer": None,
+                        "peer_if": None, "peer_receptacle": None, "speed": None}
+                if end:
+                    c, peer_end, _ = end
+                    port.update({"peer": c[peer_end], "peer_receptacle": c[peer_end + "_port"],
+                                 "peer_if": port_if(c[peer_end], c[peer_end + "_port"]),
+                                 "speed": c["speed"]})
+                ports.append(port)
+            out_hosts[name] = {
+                "name": name, "index": i, "ns": f"{prefix}-{name}", "personality": "linux",
+                "model": "Linux", "rdma_enabled": False, "sudo": hst["sudo"],
+                "mgmt": {"if": "eth0", "ip": f"{mgmt_net}.{10 + i}", "prefix": 24,
+                         "mac": det_mac(0x02, name, "eth0")},
+                "tb_ports": ports,
+            }
+            continue
         idle_speed = "Up to 120 Gb/s" if hst["tb_gen"] >= 5 else "Up to 40 Gb/s"
         sw_base = "05AC" + h(name, "switch")[:11].upper()
         tb_ports = []
@@ -332,7 +434,7 @@ def build(topo, prefix, mgmt_net):
             ifname = port_if(name, r)
             mac = port_mac(name, r)
             port = {
-                "receptacle": r, "if": ifname, "mac": mac, "guid": eui64(mac), "bus": r - 1,
+                "receptacle": r, "if": ifname, "mac": mac, "guid": port_guid(name, r), "bus": r - 1,
                 "domain_uuid": bus_uuid(name, r), "cabled": False, "peer": None,
                 "peer_if": None, "peer_receptacle": None, "speed": None, "via_dock": False,
                 "dock_visible": False, "rdma_active": False, "cable": None,
@@ -398,6 +500,8 @@ def build(topo, prefix, mgmt_net):
             "name": name,
             "index": i,
             "ns": f"{prefix}-{name}",
+            "personality": "mac",
+            "system_profiler": hst["system_profiler"],
             "model": hst["model"],
             "family": hst["family"],
             "chip": hst["chip"],
@@ -428,7 +532,9 @@ def build(topo, prefix, mgmt_net):
         "prefix": prefix,
         "mgmt_net": mgmt_net,
         "hosts": [{"name": x["name"], "index": x["index"], "ns": out_hosts[x["name"]]["ns"],
-                   "mgmt_ip": out_hosts[x["name"]]["mgmt"]["ip"], "model": x["model"],
+                   "mgmt_ip": out_hosts[x["name"]]["mgmt"]["ip"],
+                   "mgmt_if": out_hosts[x["name"]]["mgmt"]["if"], "model": x["model"],
+                   "personality": x["personality"],
                    "rdma_enabled": x["rdma_enabled"], "sudo": x["sudo"]} for x in hosts],
         "cables": [{"a": c["a"], "a_port": c["a_port"], "a_if": port_if(c["a"], c["a_port"]),
                     "b": c["b"], "b_port": c["b_port"], "b_if": port_if(c["b"], c["b_port"]),
@@ -449,7 +555,8 @@ def ip_batches(hosts, cables, out_hosts, prefix, mgmt_net):
     for hst in hosts:
         o = out_hosts[hst["name"]]
         m = f"{prefix}-m{hst['index']}"
-        root.append(f"link add name {m} type veth peer name en0 address {o['mgmt']['mac']} "
+        root.append(f"link add name {m} type veth peer name {o['mgmt']['if']} "
+                    f"address {o['mgmt']['mac']} "
                     f"netns {o['ns']}")
         root.append(f"link set {m} master {br} up")
     for c in cables:
@@ -466,7 +573,8 @@ def ip_batches(hosts, cables, out_hosts, prefix, mgmt_net):
     per_host = {}
     for hst in hosts:
         o = out_hosts[hst["name"]]
-        lines = ["link set lo up", f"addr add {o['mgmt']['ip']}/24 dev en0", "link set en0 up"]
+        mif = o["mgmt"]["if"]
+        lines = ["link set lo up", f"addr add {o['mgmt']['ip']}/24 dev {mif}", f"link set {mif} up"]
         for p in o["tb_ports"]:
             lines.append(f"link set {p['if']} up")
         per_host[hst["name"]] = lines
@@ -488,7 +596,8 @@ def compile_to(path, state_dir, prefix, mgmt_net):
     write("cluster.json", json.dumps(cluster, indent=2) + "\n")
     write("ip-root.batch", "\n".join(root) + "\n")
     write("hosts.tsv", "".join(f"{x['name']}\t{x['index']}\t{out_hosts[x['name']]['ns']}\t"
-                               f"{out_hosts[x['name']]['mgmt']['ip']}\n" for x in hosts))
+                               f"{out_hosts[x['name']]['mgmt']['ip']}\t{x['personality']}\n"
+                               for x in hosts))
     for hst in hosts:
         d = os.path.join("hosts", hst["name"])
         os.makedirs(os.path.join(state_dir, d), exist_ok=True)
@@ -503,8 +612,13 @@ def check(path):
     for x in hosts:
         o = out_hosts[x["name"]]
         tb = " ".join(f"TB{p['receptacle']}={p['if']}" for p in o["tb_ports"])
+        if o["personality"] == "linux":
+            ifs = " ".join(p["if"] for p in o["tb_ports"])
+            print(f"  {x['name']:<6} Linux     sudo={o['sudo']:<8} {ifs}")
+            continue
+        sp = "" if o["system_profiler"] == "normal" else f" system_profiler={o['system_profiler']}"
         print(f"  {x['name']:<6} {o['model']:<9} macOS {o['macos']:<5} rdma={'on ' if o['rdma_enabled'] else 'off'}"
-              f" sudo={o['sudo']:<8} {tb}")
+              f" sudo={o['sudo']:<8} {tb}{sp}")
     for c in cluster["cables"]:
         extra = " via dock" + ("" if c["dock_side"] == "both" else f" (seen by {c['dock_side']} only)") \
             if c["via_dock"] else ""
