@@ -212,6 +212,9 @@ cmd_up() {
 
     while IFS=$'\t' read -r name _ ns ip pers; do
         hd="$DIR/hosts/$name"
+        # no duplicate address detection: IPv6 link-local addresses are
+        # usable as soon as a cable has a carrier (no tentative phase)
+        ip netns exec "$ns" sh -c 'for f in /proc/sys/net/ipv6/conf/*/accept_dad; do echo 0 > "$f"; done' 2>/dev/null || true
         ip -n "$ns" -batch "$hd/ip.batch"
         if [[ $pers == linux ]]; then
             write_linux_bin "$hd"
