@@ -304,7 +304,16 @@ cmd_probe(struct jc_opts *o)
 			rc = JC_EXIT_FAIL;
 		}
 	if (o->json) {
-		json_t *doc = inventory_to_json(hosts, n);
+		/* the inventory holds the hosts that were probed; errors the others */
+		struct jc_host *good = xcalloc(n ? n : 1, sizeof(*good));
+		size_t ngood = 0;
+		json_t *doc;
+
+		for (size_t i = 0; i < n; i++)
+			if (hosts[i].error == NULL)
+				good[ngood++] = hosts[i];	/* shallow copies */
+		doc = inventory_to_json(good, ngood);
+		free(good);
 
 		if (json_is_object(doc))
 			json_object_set_new(doc, "errors", errors_json(hosts, n));
