@@ -172,7 +172,7 @@ digest(struct relay *R, size_t r)
 	struct jc_buf *b = &s->in;
 	size_t ml = strlen(RT_RELAY_MARK);
 
-	while (b->len > 0) {
+	for (;;) {
 		if (s->in_payload) {
 			if (b->len < s->need)
 				return;
@@ -181,6 +181,8 @@ digest(struct relay *R, size_t r)
 			s->in_payload = false;
 			continue;
 		}
+		if (b->len == 0)
+			return;
 		size_t cmp = b->len < ml ? b->len : ml;
 
 		if (memcmp(b->data, RT_RELAY_MARK, cmp) == 0) {
