@@ -31,6 +31,8 @@ struct ctx {
 	size_t ntally;
 	bool *rdma_bad;		/* the host's rdma had a type error */
 	bool *row_ok;		/* rdma has one well-typed entry per host */
+	bool ips0_bad;		/* rank 0's ips had a type error */
+	bool backend_bad;	/* "backend" had a type error */
 };
 
 static struct tally *
@@ -539,7 +541,7 @@ rule_mesh(struct ctx *c)
 	}
 	if (lo != hi)
 		add(c, true, "uneven-cable-count", NULL, 0,
-		    "pairs have different cable counts (%zu to %zu): JACCL uses the smallest "
+		    "pairs have different cable counts (from %zu to %zu): JACCL uses the smallest "
 		    "count for every pair", lo, hi);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->row_ok[i])
@@ -629,7 +631,7 @@ rules(struct ctx *c, const char *backend)
 	} else if (c->n > 0) {
 		backend = choose_backend(c);
 		c->rep->backend_source = "cabling";
-		if (strcmp(backend, "ring") != 0)
+		if (strcmp(backend, "ring") != 0 && !c->backend_bad)
 			add(c, true, "no-backend", NULL, 0,
 			    "the hostfile names no backend: its rdma matrix is for %s, but "
 			    "mlx.launch uses ring unless it is given --backend %s",
@@ -659,7 +661,8 @@ rules(struct ctx *c, const char *backend)
 
 		add(c, false, "too-few-hosts", &r0, 1, "%s needs at least 2 hosts", backend);
 	}
-	rule_coordinator(c);
+	if (!c->ips0_bad)
+		rule_coordinator(c);
 	rule_rows(c);
 	rule_links(c, strcmp(backend, "jaccl-ring") == 0);
 	if (strcmp(backend, "jaccl") == 0)
@@ -700,6 +703,10 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 		if (!g->warning && about && (g->part == HF_PART_RDMA || g->part == HF_PART_HOST) &&
 		    strcmp(g->code, "bad-type") == 0)
 			c.rdma_bad[r] = true;
+		if (!g->warning && g->part == HF_PART_IPS && about && r == 0)
+			c.ips0_bad = true;
+		if (!g->warning && g->part == HF_PART_BACKEND)
+			c.backend_bad = true;
 		if (!g->warning && (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS ||
 		    g->part == HF_PART_FILE))
 			top_bad = true;
