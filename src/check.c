@@ -729,6 +729,21 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	return rep;
 }
 
+/* A JSON string of s; never NULL, even when s is not valid UTF-8. */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *p;
+
+	if (j != NULL)
+		return j;
+	p = hostfile_printable(s, 0);
+	j = json_string(p);
+	free(p);
+	return j ? j : json_string("");
+}
+
 static json_t *
 items_json(const struct check_report *r, const struct check_item *v, size_t n)
 {
@@ -738,11 +753,11 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 		json_t *o = json_object(), *hosts = json_array(), *ranks = json_array();
 
 		for (size_t k = 0; k < v[i].nranks; k++) {
-			json_array_append_new(hosts, json_string(r->names[v[i].ranks[k]]));
+			json_array_append_new(hosts, jstr(r->names[v[i].ranks[k]]));
 			json_array_append_new(ranks, json_integer((json_int_t)v[i].ranks[k]));
 		}
 		json_object_set_new(o, "code", json_string(v[i].code));
-		json_object_set_new(o, "message", json_string(v[i].msg));
+		json_object_set_new(o, "message", jstr(v[i].msg));
 		json_object_set_new(o, "hosts", hosts);
 		json_object_set_new(o, "ranks", ranks);
 		json_array_append_new(a, o);
@@ -753,9 +768,7 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 static json_t *
 str_or_null(const char *s)
 {
-	json_t *j = s ? json_string(s) : NULL;
-
-	return j ? j : json_null();
+	return s ? jstr(s) : json_null();
 }
 
 json_t *
