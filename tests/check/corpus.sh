@@ -98,6 +98,13 @@ while IFS='	' read -r out status want label; do
 done <"$t/runs"
 [ "$(id -u)" -eq 0 ] && skip "a file without read permission: root reads it anyway"
 
+# every code seen is documented in the man page
+for c in $(awk '{ print $3; print $4 }' "$t/summaries" | tr ',' '\n' | sort -u); do
+	[ "$c" = - ] && continue
+	grep -q "^\.It Li .*\<$c\>" "$top_srcdir/man/jaccl-config.1"
+	ok $? "code $c is documented in the man page"
+done
+
 # every corpus file is in the table
 for f in "$dir"/corpus/*; do
 	b=$(basename "$f")
