@@ -710,7 +710,11 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 		if (!g->warning && (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS ||
 		    g->part == HF_PART_FILE))
 			top_bad = true;
-		add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
+		/* name the host when its ssh name is usable: "mac2: hosts[1].ips[0]: ..." */
+		if (about && hostfile_ssh_ok(hf->hosts[r].ssh))
+			add(&c, g->warning, g->code, &r, 1, "%s: %s", rep->names[r], g->msg);
+		else
+			add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		c.row_ok[i] = !c.rdma_bad[i] && hf->hosts[i].nrdma == c.n;
