@@ -45,7 +45,7 @@ run() {
 while IFS='	' read -r file status backend problems warnings opts; do
 	case $file in '#'* | '') continue ;; esac
 	# shellcheck disable=SC2086
-	run "$file${opts:+ $opts}" "$status $backend $problems $warnings" "$dir/corpus/$file" ${opts:-}
+	run "$file${opts:+ $opts}" "$status $backend $problems $warnings" "$dir/hostfiles/$file" ${opts:-}
 done <"$dir/expected.tsv"
 
 # 2. files made here: a valid ring hostfile of about 10 MB (200000 hosts
@@ -81,9 +81,9 @@ run "a directory is not a hostfile" "1 null not-a-file -" "$t"
 run "a missing file" "1 null missing-file -" "$t/no-such.json"
 run "a dangling symbolic link" "1 null missing-file -" "$t/dangling.json"
 run "a path through a regular file cannot be read" "1 null unreadable -" \
-	"$dir/corpus/mesh-2.json/x.json"
+	"$dir/hostfiles/mesh-2.json/x.json"
 if [ "$(id -u)" -ne 0 ]; then
-	cp "$dir/corpus/mesh-2.json" "$t/locked.json"
+	cp "$dir/hostfiles/mesh-2.json" "$t/locked.json"
 	chmod 000 "$t/locked.json"
 	run "a file without read permission" "1 null unreadable -" "$t/locked.json"
 fi
@@ -106,7 +106,7 @@ for c in $(awk '{ print $3; print $4 }' "$t/summaries" | tr ',' '\n' | sort -u);
 done
 
 # every corpus file is in the table
-for f in "$dir"/corpus/*; do
+for f in "$dir"/hostfiles/*; do
 	b=$(basename "$f")
 	grep -q "^$b	" "$dir/expected.tsv"
 	ok $? "$b has an expectation"
@@ -132,26 +132,26 @@ is "$(sed -n 3p "$t/big")" "mesh sum and 980 more problems of this kind 980" \
 	"10 MB matrix: the sum names the other 980 hosts"
 
 # 3. human output
-"$JACCL_CONFIG" check "$dir/corpus/seed-broken.json" >"$t/out" 2>"$t/err"
+"$JACCL_CONFIG" check "$dir/hostfiles/seed-broken.json" >"$t/out" 2>"$t/err"
 is "$?" 1 "human output: invalid hostfile exits 1"
 is "$(sed -n 1p "$t/err")" \
-	"jaccl-config: $dir/corpus/seed-broken.json: error: no RDMA device is listed for m3-ultra-1 to m3-ultra-2 (jaccl needs a cable between every pair of hosts)" \
+	"jaccl-config: $dir/hostfiles/seed-broken.json: error: no RDMA device is listed for m3-ultra-1 to m3-ultra-2 (jaccl needs a cable between every pair of hosts)" \
 	"human output: the problem names the hosts, prefixed with the file"
-grep -q "^jaccl-config: $dir/corpus/seed-broken.json: warning: the hostfile names no backend" "$t/err"
+grep -q "^jaccl-config: $dir/hostfiles/seed-broken.json: warning: the hostfile names no backend" "$t/err"
 ok $? "human output: the warning is prefixed with the file"
-grep -q "^$dir/corpus/seed-broken.json: invalid (1 problem, 1 warning)\$" "$t/out"
+grep -q "^$dir/hostfiles/seed-broken.json: invalid (1 problem, 1 warning)\$" "$t/out"
 ok $? "human output: the verdict"
 grep -q "^  hosts: *4 (6 Mac-to-Mac links needed for a full mesh, 5 listed)\$" "$t/out"
 ok $? "human output: the link count of a full mesh"
 grep -q "^  coordinator: 123.123.123.1:32323\$" "$t/out"
 ok $? "human output: the coordinator"
-"$JACCL_CONFIG" check "$dir/corpus/syntax.json" >"$t/out" 2>"$t/err"
-is "$(cat "$t/err")" "jaccl-config: error: $dir/corpus/syntax.json:4:35: string or '}' expected near '}'" \
+"$JACCL_CONFIG" check "$dir/hostfiles/syntax.json" >"$t/out" 2>"$t/err"
+is "$(cat "$t/err")" "jaccl-config: error: $dir/hostfiles/syntax.json:4:35: string or '}' expected near '}'" \
 	"human output: a syntax error with line and column"
-"$JACCL_CONFIG" check "$dir/corpus/hostile-control.json" >"$t/out" 2>"$t/err"
+"$JACCL_CONFIG" check "$dir/hostfiles/hostile-control.json" >"$t/out" 2>"$t/err"
 LC_ALL=C grep -q "$(printf '\033')" "$t/out" "$t/err"
 is "$?" 1 "human output: no control character of the file reaches the terminal"
-"$JACCL_CONFIG" check -p 4000 "$dir/corpus/mesh-2.json" >"$t/out" 2>"$t/err"
+"$JACCL_CONFIG" check -p 4000 "$dir/hostfiles/mesh-2.json" >"$t/out" 2>"$t/err"
 grep -q "^  coordinator: 192.168.10.1:4000\$" "$t/out"
 ok $? "--starting-port sets the coordinator port"
 [ ! -s "$t/err" ]; ok $? "a valid hostfile without warnings prints nothing on stderr"
@@ -162,7 +162,7 @@ is "$?" 2 "no HOSTFILE: usage error"
 grep -q "HOSTFILE" "$t/err"; ok $? "the usage error names HOSTFILE"
 "$JACCL_CONFIG" check a.json b.json >"$t/out" 2>"$t/err"
 is "$?" 2 "two HOSTFILEs: usage error"
-"$JACCL_CONFIG" check --backend mpi "$dir/corpus/mesh-2.json" >"$t/out" 2>"$t/err"
+"$JACCL_CONFIG" check --backend mpi "$dir/hostfiles/mesh-2.json" >"$t/out" 2>"$t/err"
 is "$?" 2 "--backend mpi: usage error"
 
 # 5. the example hostfiles are valid
