@@ -25,7 +25,7 @@ note(struct jc_strv *notes, const char *fmt, const char *arg)
 
 	if (notes == NULL)
 		return;
-	safe = xstrndup(arg ? arg : "", 40);
+	safe = xstrndup(arg ? arg : "", strnlen(arg ? arg : "", 40));
 	for (char *c = safe; *c; c++)
 		if (!isprint((unsigned char)*c) || *c == '"')
 			*c = '?';
