@@ -25,7 +25,11 @@ note(struct jc_strv *notes, const char *fmt, const char *arg)
 
 	if (notes == NULL)
 		return;
-	safe = xstrndup(arg ? arg : "", strnlen(arg ? arg : "", 40));
+	safe = xstrdup("");
+	if (arg != NULL) {
+		free(safe);
+		safe = xstrndup(arg, strnlen(arg, 40));
+	}
 	for (char *c = safe; *c; c++)
 		if (!isprint((unsigned char)*c) || *c == '"')
 			*c = '?';
