@@ -24,6 +24,16 @@ grep -q '^    1 .*-> mini2 ' "$t/out"
 ok $? "mini1's port 1 is shown cabled to mini2"
 is "$(cat "$t/err")" "" "nothing on stderr when it is not a terminal"
 
+# the hosts of a hostfile (mlx.launch format)
+printf '[{"ssh": "mini2", "ips": []}, {"ssh": "mini1", "ips": []}]\n' >"$t/hostfile.json"
+probe --hostfile "$t/hostfile.json" --json >"$t/out" 2>"$t/err"
+is "$?" 0 "--hostfile: exit 0"
+is "$(python3 -c 'import json,sys; print(" ".join(h["name"] for h in json.load(open(sys.argv[1]))["hosts"]))' "$t/out")" \
+    "mini2 mini1" "--hostfile: its hosts, in its order"
+printf '[]\n' >"$t/empty.json"
+probe --hostfile "$t/empty.json" >"$t/out" 2>"$t/err"
+is "$?" 1 "an empty hostfile: exit 1"
+
 # an unreachable host (an address where nobody answers)
 dead=$SIM_NET.99
 probe --hosts mini1,$dead >"$t/out" 2>"$t/err"
