@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,11 @@ cmd_probe(struct jc_opts *o)
 
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (o->ssh_config != NULL && o->from == NULL && access(o->ssh_config, R_OK) != 0) {
+		jc_error(NULL, "cannot read ssh configuration %s: %s", o->ssh_config,
+		    strerror(errno));
+		return JC_EXIT_FAIL;
+	}
 	if ((r = load_hosts(o, &hosts, &n)) != 0)
 		return r;
 	if (n == 0) {
