@@ -94,11 +94,11 @@ node_label(struct jc_buf *b, const struct jc_host *h)
 {
 	buf_puts(b, graph_host_label(h));
 	if (h->model != NULL)
-		buf_printf(b, "\n%s", h->model);
+		buf_printf(b, "\\n%s", h->model);
 	if (h->rdma_enabled == JC_NO || h->rdma_listed == JC_NO)
-		buf_puts(b, "\nRDMA off");
+		buf_puts(b, "\\nRDMA off");
 	else if (h->rdma_enabled == JC_YES || h->rdma_listed == JC_YES)
-		buf_puts(b, "\nRDMA on");
+		buf_puts(b, "\\nRDMA on");
 }
 
 Agraph_t *
@@ -140,11 +140,11 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 				    g->cables[q].end[1].host == c->end[1].host)
 					rail++;
 			if (c->gbps > 0)
-				buf_printf(&b, "\n%d Gb/s", c->gbps);
+				buf_printf(&b, "\\n%d Gb/s", c->gbps);
 			if (c->via_dock)
-				buf_puts(&b, "\nvia dock");
+				buf_puts(&b, "\\nvia dock");
 			if (c->rdma == JC_NO)
-				buf_puts(&b, "\nno RDMA");
+				buf_puts(&b, "\\nno RDMA");
 			set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
 			if (c->rdma == JC_NO)
 				set(e, "style", "dashed");
@@ -179,7 +179,7 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 				pid = xasprintf("peer_%zu", s);
 				other = agnode(gr, pid, 1);
 				b.len = 0;
-				buf_printf(&b, "not listed\n%.13s", st->peer_id);
+				buf_printf(&b, "not listed\\n%.13s", st->peer_id);
 				set(other, "label", b.data);
 				set(other, "style", "dashed");
 				set(other, "color", "gray");
@@ -192,8 +192,8 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 			e = agedge(gr, nodes[st->host], other, NULL, 1);
 			b.len = 0;
 			buf_printf(&b, "%s%s", pt->iface ? pt->iface : "?",
-			    st->kind == GRAPH_STRAY_ONE_SIDED ? "\none-sided" :
-			    st->kind == GRAPH_STRAY_NO_IFACE ? "\nno interface" : "");
+			    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" :
+			    st->kind == GRAPH_STRAY_NO_IFACE ? "\\nno interface" : "");
 			set(e, "label", b.data);
 			set(e, "color", "gray");
 			set(e, "style", "dashed");

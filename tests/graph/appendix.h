@@ -7,6 +7,8 @@
 #ifndef JC_TEST_APPENDIX_H
 #define JC_TEST_APPENDIX_H
 
+#include <stdlib.h>
+
 #include "inv.h"
 #include "util.h"
 

@@ -139,3 +139,25 @@ inv_ring(struct jc_host *h, size_t n, const size_t *perm, int gbps)
 		free(ib);
 	}
 }
+
+struct jc_host *
+inv_rich(size_t *n)
+{
+	struct jc_host *h = inv_new(4, NULL);
+	struct jc_port *p;
+
+	inv_cable(&h[0], "en2", &h[1], "en2", 80);
+	inv_cable(&h[0], "en5", &h[1], "en5", 80);
+	inv_cable(&h[0], "en3", &h[2], "en2", 40);
+	inv_cable(&h[0], "en4", &h[3], "en2", 80);
+	inv_cable(&h[1], "en3", &h[2], "en3", 80);
+	inv_cable(&h[2], "en4", &h[3], "en3", 80);
+	h[2].ports[2].peer_via_dock = true;
+	p = inv_port(&h[3], "en4", NULL);
+	p->peer_id = xstrdup("8A1F0C2E-0000-4000-8000-00000000ABCD");
+	inv_port(&h[3], "en5", NULL);
+	p = inv_port(&h[1], "en4", NULL);
+	p->peer_id = xstrdup(h[3].ports[3].id);
+	*n = 4;
+	return h;
+}

@@ -31,4 +31,14 @@ void inv_mesh(struct jc_host *h, size_t n, int gbps);
 /* Ring through hosts perm[0], perm[1], ... (identity when perm is NULL). */
 void inv_ring(struct jc_host *h, size_t n, const size_t *perm, int gbps);
 
+
+
+/*
+ * Four hosts with one of everything: mac1-mac2 two cables (rails),
+ * mac1-mac3 at 40 Gb/s, mac1-mac4, mac2-mac3, mac3-mac4 through a dock,
+ * mac2-mac4 missing, mac4 seeing a Mac that is not listed, mac2 naming
+ * mac4's free port one-sidedly. *n is set to 4.
+ */
+struct jc_host *inv_rich(size_t *n);
+
 #endif
