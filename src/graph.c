@@ -255,7 +255,8 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 		assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
 		free(sp);
 	}
-	qsort(ents, nents, sizeof(*ents), id_ent_cmp);
+	if (nents > 0)
+		qsort(ents, nents, sizeof(*ents), id_ent_cmp);
 	for (size_t k = 1; k < nents; k++) {
 		if (strcasecmp(ents[k - 1].id, ents[k].id) == 0) {
 			const struct jc_host *a = &hosts[ents[k - 1].host];

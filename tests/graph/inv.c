@@ -128,12 +128,11 @@ inv_mesh(struct jc_host *h, size_t n, int gbps)
 void
 inv_ring(struct jc_host *h, size_t n, const size_t *perm, int gbps)
 {
-	for (size_t k = 0; k < n; k++) {
+	/* Two hosts: one cable (mlx's 2-host ring). */
+	for (size_t k = 0; k < (n == 2 ? 1 : n); k++) {
 		size_t a = perm ? perm[k] : k, b = perm ? perm[(k + 1) % n] : (k + 1) % n;
 		char *ia = xasprintf("en%zu", b + 2), *ib = xasprintf("en%zu", a + 2);
 
-		if (n == 2 && k == 1)
-			break;
 		inv_cable(&h[a], ia, &h[b], ib, gbps);
 		free(ia);
 		free(ib);
