@@ -223,8 +223,46 @@ test_large_mesh(void)
 				    strcmp(hf->hosts[i].rdma[j].names[0], want) == 0;
 		}
 	ok(good, "null diagonal, rdma_en<j+2> elsewhere");
+	if (hf != NULL) {
+		char *t = file_text(hf, false);
+
+		golden_is(t, "mesh8-jaccl.json");
+		free(t);
+	}
 	jc_hostfile_free(hf);
 	inv_free(h, 8);
+}
+
+/* Two hosts, three cables: one neighbour cell holding three devices. */
+static void
+test_pair(void)
+{
+	struct jc_host *h = inv_new(2, NULL);
+	struct jc_hostfile *hf;
+	char *t;
+
+	inv_cable(&h[0], "en2", &h[1], "en5", 80);
+	inv_cable(&h[0], "en3", &h[1], "en4", 80);
+	inv_cable(&h[0], "en4", &h[1], "en2", 80);
+	hf = build(h, 2, "jaccl-ring", NULL, NULL);
+	ok(hf != NULL && hf->hosts[0].rdma[1].n == 3 && hf->hosts[0].rdma[0].n == 0 &&
+	    hf->hosts[1].rdma[0].n == 3, "2 hosts: the single neighbour cell lists 3 devices");
+	if (hf != NULL) {
+		is_str(hf->hosts[1].rdma[0].names[0], "rdma_en5", "mac2's cable 0 is its en5");
+		t = file_text(hf, false);
+		golden_is(t, "pair3-jaccl-ring.json");
+		free(t);
+	}
+	jc_hostfile_free(hf);
+	inv_free(h, 2);
+
+	h = appendix_a();
+	ok(hostfile_write_ethernet(h, 3, NULL, NULL, &hf, NULL, NULL) == 0, "appendix A over ethernet");
+	t = file_text(hf, false);
+	golden_is(t, "appendix-a-ethernet.json");
+	free(t);
+	jc_hostfile_free(hf);
+	inv_free(h, 3);
 }
 
 int
@@ -238,5 +276,6 @@ main(void)
 	test_ring_width();
 	test_mgmt_envs();
 	test_large_mesh();
+	test_pair();
 	return done_testing();
 }
