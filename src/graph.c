@@ -213,6 +213,39 @@ stray_add(struct graph *g, enum graph_stray_kind kind, size_t host, size_t port,
 	s->peer_id = peer_id;
 }
 
+/* Group cable indices by pair (counting sort), keeping cable order. */
+static void
+pair_index(struct graph *g, bool rdma)
+{
+	size_t n = g->n, total = 0;
+	size_t *off = xcalloc(n > 0 ? n * n : 1, sizeof(size_t));
+	size_t *cab = xcalloc(g->ncables ? g->ncables : 1, sizeof(size_t));
+	size_t *fill;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			off[i * n + j] = total;
+			total += graph_count(g, i, j, rdma);
+		}
+	fill = xcalloc(n > 0 ? n * n : 1, sizeof(size_t));
+	for (size_t k = 0; k < g->ncables; k++) {
+		const struct graph_cable *c = &g->cables[k];
+		size_t key = c->end[0].host * n + c->end[1].host;
+
+		if (rdma && c->rdma == JC_NO)
+			continue;
+		cab[off[key] + fill[key]++] = k;
+	}
+	free(fill);
+	if (rdma) {
+		g->rpair_off = off;
+		g->rpair_cab = cab;
+	} else {
+		g->pair_off = off;
+		g->pair_cab = cab;
+	}
+}
+
 int
 graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc_err *err)
 {
@@ -334,6 +367,8 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			}
 		}
 	}
+	pair_index(g, false);
+	pair_index(g, true);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(assigned[i]);
@@ -365,6 +400,10 @@ graph_free(struct graph *g)
 	free(g->strays);
 	free(g->count);
 	free(g->rcount);
+	free(g->pair_off);
+	free(g->pair_cab);
+	free(g->rpair_off);
+	free(g->rpair_cab);
 	free(g);
 }
 
@@ -379,25 +418,17 @@ graph_count(const struct graph *g, size_t i, size_t j, bool rdma)
 long
 graph_pair_cable(const struct graph *g, size_t i, size_t j, size_t k, bool rdma, int *side_i)
 {
-	for (size_t c = 0; c < g->ncables; c++) {
-		const struct graph_cable *cb = &g->cables[c];
-		int s;
+	size_t lo = i < j ? i : j, hi = i < j ? j : i;
+	const size_t *off = rdma ? g->rpair_off : g->pair_off;
+	const size_t *cab = rdma ? g->rpair_cab : g->pair_cab;
+	size_t c;
 
-		if (cb->end[0].host == i && cb->end[1].host == j)
-			s = 0;
-		else if (cb->end[1].host == i && cb->end[0].host == j)
-			s = 1;
-		else
-			continue;
-		if (rdma && cb->rdma == JC_NO)
-			continue;
-		if (k-- == 0) {
-			if (side_i != NULL)
-				*side_i = s;
-			return (long)c;
-		}
-	}
-	return -1;
+	if (i >= g->n || j >= g->n || i == j || k >= graph_count(g, i, j, rdma))
+		return -1;
+	c = cab[off[lo * g->n + hi] + k];
+	if (side_i != NULL)
+		*side_i = g->cables[c].end[0].host == i ? 0 : 1;
+	return (long)c;
 }
 
 bool
@@ -1014,6 +1045,12 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			r = fail_rdma(g, NULL, 1, true, err);
 			goto out;
 		}
+		if (n > GRAPH_MESH_MAX) {
+			r = jc_fail(err, -EINVAL,
+			    "JACCL's mesh supports at most %d ranks, not %zu; --backend jaccl-ring uses the same cables",
+			    GRAPH_MESH_MAX, n);
+			goto out;
+		}
 		choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
 	} else if (forced != NULL && strcmp(forced, "jaccl-ring") == 0) {
 		if (rr != GRAPH_RING_FOUND)
@@ -1040,7 +1077,11 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			r = fail_buf(err, &b);
 			goto out;
 		}
-		if (rmesh)
+		if (rmesh && n > GRAPH_MESH_MAX && rrr == GRAPH_RING_FOUND)
+			strv_push_owned(&c->warnings, xasprintf(
+			    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
+			    n, GRAPH_MESH_MAX));
+		if (rmesh && n <= GRAPH_MESH_MAX)
 			choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
 		else if (rrr == GRAPH_RING_FOUND)
 			choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
@@ -1072,6 +1113,13 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			if (c->warnings.n > 0)
 				strv_push(&c->warnings, RDMA_SUMMARY);
 		}
+	}
+	/* JACCL's ring drives at most 4 cables per direction. */
+	if (c->backend == GRAPH_JACCL_RING && c->width > GRAPH_RING_WIDTH_MAX) {
+		strv_push_owned(&c->warnings, xasprintf(
+		    "using %d of the %u cables between ring neighbours: JACCL's ring uses at most %d",
+		    GRAPH_RING_WIDTH_MAX, c->width, GRAPH_RING_WIDTH_MAX));
+		c->width = GRAPH_RING_WIDTH_MAX;
 	}
 	goto out;
 no_ring:

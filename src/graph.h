@@ -88,6 +88,10 @@ struct graph {
 	size_t nstrays;
 	unsigned *count;	/* n*n: cables between i and j */
 	unsigned *rcount;	/* n*n: cables between i and j RDMA may use */
+	size_t *pair_off;	/* n*n, i < j: first entry of pair (i, j) in pair_cab */
+	size_t *pair_cab;	/* cable indices grouped by pair, in cable order */
+	size_t *rpair_off;	/* the same for RDMA-usable cables */
+	size_t *rpair_cab;
 };
 
 /*
@@ -136,6 +140,10 @@ enum {
  */
 int graph_find_ring(const struct graph *g, bool rdma, size_t *ring, unsigned *width);
 
+/* Limits of the JACCL runtime: ranks of a mesh, cables per ring neighbour. */
+#define GRAPH_MESH_MAX 8
+#define GRAPH_RING_WIDTH_MAX 4
+
 enum graph_backend {
 	GRAPH_JACCL = 0,
 	GRAPH_JACCL_RING,
@@ -155,11 +163,16 @@ struct graph_choice {
 const char *graph_backend_name(enum graph_backend b);
 
 /*
- * Choose the backend as mlx does (§2.7): forced is NULL (automatic),
- * "jaccl", "jaccl-ring" or "ring". Returns 0 with *c filled (release with
- * graph_choice_clear) or a negative value with err filled with mlx's
- * message (first line) and what exactly is missing (following lines),
- * ending with mlx's --dot hint.
+ * Choose the backend as mlx does: forced is NULL (automatic), "jaccl",
+ * "jaccl-ring" or "ring". Automatic: a mesh whose cables RDMA can use gives
+ * jaccl, else such a ring gives jaccl-ring, else any ring gives ring (with
+ * warnings saying why RDMA was not used). Beyond mlx, and because the JACCL
+ * runtime would fail: a mesh of more than GRAPH_MESH_MAX hosts gives
+ * jaccl-ring (forced jaccl is an error), and jaccl-ring uses at most
+ * GRAPH_RING_WIDTH_MAX cables per neighbour (both with a warning).
+ * Returns 0 with *c filled (release with graph_choice_clear) or a negative
+ * value with err filled with mlx's message (first line) and what exactly is
+ * missing (following lines), ending with mlx's --dot hint.
  */
 int graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
     struct jc_err *err);

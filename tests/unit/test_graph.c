@@ -374,6 +374,44 @@ test_big(void)
 	inv_free(h, n);
 }
 
+/* The JACCL runtime's limits: 8 mesh ranks, 4 cables per ring neighbour. */
+static void
+test_limits(void)
+{
+	struct jc_host *h = inv_new(9, NULL);
+	struct graph *g = NULL;
+	struct graph_choice c;
+	struct jc_err err = { 0 };
+
+	inv_mesh(h, 9, 80);
+	graph_build(h, 9, &g, &err);
+	ok(graph_choose(g, NULL, &c, &err) == 0 && c.backend == GRAPH_JACCL_RING,
+	    "9-host mesh: jaccl-ring");
+	ok(c.warnings.n == 1 && strstr(c.warnings.v[0], "at most 8 ranks") != NULL, "with a warning");
+	graph_choice_clear(&c);
+	ok(graph_choose(g, "jaccl", &c, &err) < 0, "forced jaccl on 9 hosts fails");
+	has(err.msg, "JACCL's mesh supports at most 8 ranks, not 9", "message");
+	graph_free(g);
+	inv_free(h, 9);
+
+	h = inv_new(2, NULL);
+	for (int k = 0; k < 6; k++) {
+		char *a = xasprintf("en%d", k + 2);
+
+		inv_cable(&h[0], a, &h[1], a, 80);
+		free(a);
+	}
+	graph_build(h, 2, &g, &err);
+	ok(graph_choose(g, "jaccl-ring", &c, &err) == 0 && c.width == 4, "6 cables: jaccl-ring uses 4");
+	ok(c.warnings.n == 1 && strstr(c.warnings.v[0], "using 4 of the 6 cables") != NULL,
+	    "with a warning");
+	graph_choice_clear(&c);
+	ok(graph_choose(g, "ring", &c, &err) == 0 && c.width == 6, "the TCP ring uses all 6");
+	graph_choice_clear(&c);
+	graph_free(g);
+	inv_free(h, 2);
+}
+
 int
 main(void)
 {
@@ -388,5 +426,6 @@ main(void)
 	test_missing();
 	test_sizes();
 	test_big();
+	test_limits();
 	return done_testing();
 }
