@@ -58,7 +58,7 @@ cmd_verify_rank(struct jc_opts *o)
 	    kind == RT_MESH ? "mesh" : "ring", wires, vo.fabric);
 	/* the side channel outlives any fabric wait, so a failure can be reported */
 	if (rt_sc_open(&sc, o->side_channel, c.coordinator, c.rank, c.size,
-	    2 * timeout + 10, &err) < 0)
+	    2 * timeout + 5, &err) < 0)
 		goto fail;
 	jc_info(who, "side channel %s open", vo.side_channel);
 	if (rt_group_open(&g, &c, kind, wires, fab, sc, timeout, &err) < 0)
