@@ -44,9 +44,7 @@ cmd_verify_rank(struct jc_opts *o)
 	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &vo.min_bw) < 0)
 		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
 		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
-	vo.fabric = o->fabric ? o->fabric : "tcp";
 	vo.side_channel = o->side_channel ? o->side_channel : "tcp";
-	fab = rt_fabric_find(vo.fabric);
 	rt_sc_tcp_log = log_attempt;
 	if (rt_config_from_env(&c, &err) < 0)
 		goto fail;
@@ -54,13 +52,36 @@ cmd_verify_rank(struct jc_opts *o)
 	if (rt_config_select(&c, rt_sc_needs_coordinator(o->side_channel), &kind,
 	    &wires, &err) < 0)
 		goto fail;
-	jc_info(who, "%d ranks, %s group with %d wire(s), fabric %s", c.size,
-	    kind == RT_MESH ? "mesh" : "ring", wires, vo.fabric);
+	jc_info(who, "%d ranks, %s group with %d wire(s)", c.size,
+	    kind == RT_MESH ? "mesh" : "ring", wires);
 	/* the side channel outlives any fabric wait, so a failure can be reported */
 	if (rt_sc_open(&sc, o->side_channel, c.coordinator, c.rank, c.size,
 	    2 * timeout + 5, &err) < 0)
 		goto fail;
 	jc_info(who, "side channel %s open", vo.side_channel);
+	if (o->fabric != NULL) {
+		vo.fabric = o->fabric;
+	} else {
+		/* verbs when every rank has the library and its devices, else tcp */
+		struct rt_group *probe;
+		unsigned char mine, *all = xcalloc((size_t)c.size, 1);
+		bool every = true;
+
+		rt_group_new(&probe, &c, kind, wires, timeout);
+		mine = rt_fabric_verbs_available(probe);
+		rt_group_close(probe);
+		if (rt_sc_all_gather(sc, &mine, 1, all, &err) < 0) {
+			free(all);
+			goto fail;
+		}
+		for (int r = 0; r < c.size; r++)
+			every &= all[r] != 0;
+		free(all);
+		vo.fabric = every ? "verbs" : "tcp";
+		jc_info(who, "fabric %s (verbs %s here)", vo.fabric,
+		    mine ? "available" : "not available");
+	}
+	fab = rt_fabric_find(vo.fabric);
 	if (rt_group_open(&g, &c, kind, wires, fab, sc, timeout, &err) < 0)
 		goto fail;
 	jc_info(who, "group connected");
