@@ -485,14 +485,14 @@ cabling_diff(const struct cabling *want, const struct cabling *got, struct cabli
 				ws = speed_text(w->gbps);
 				gs = speed_text(g->gbps);
 				add(d, CABLING_DOWNGRADED, (long)k, (long)q, NULL,
-				    xasprintf("%s: %s, expected %s", l, gs, ws));
+				    xasprintf("%s is downgraded to %s (expected %s)", l, gs, ws));
 				free(l);
 				free(ws);
 				free(gs);
 			} else if (g->via_dock && !w->via_dock) {
 				l = cable_label(w);
 				add(d, CABLING_DOWNGRADED, (long)k, (long)q, NULL,
-				    xasprintf("%s: now through a dock or hub, expected direct", l));
+				    xasprintf("%s is downgraded: now through a dock or hub (expected direct)", l));
 				free(l);
 			}
 			break;
@@ -516,7 +516,7 @@ cabling_diff(const struct cabling *want, const struct cabling *got, struct cabli
 				wl = cable_label(w);
 				gl = cable_label(g);
 				add(d, CABLING_MOVED, (long)k, (long)q, NULL,
-				    xasprintf("%s moved: now %s", wl, gl));
+				    xasprintf("%s has moved: now %s", wl, gl));
 				free(wl);
 				free(gl);
 				break;
@@ -537,8 +537,8 @@ cabling_diff(const struct cabling *want, const struct cabling *got, struct cabli
 		if (gdone[q])
 			continue;
 		l = cable_label(&got->cables[q]);
-		add(d, CABLING_NEW, -1, (long)q, NULL, xasprintf("%s is not in the expected "
-		    "cabling", l));
+		add(d, CABLING_NEW, -1, (long)q, NULL, xasprintf("%s is new (not in the expected "
+		    "cabling)", l));
 		free(l);
 	}
 	free(wdone);

@@ -175,7 +175,7 @@ coord_probe(struct jc_opts *o, const struct jc_host *hosts, size_t n, const char
 	tr.connect_timeout = o->connect_timeout;
 	/* addr and port were validated (IPv4 literal / DNS name, number) */
 	cmd = xasprintf("exec 2>&1; if [ -x /bin/bash ]; then "
-	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$0/$1\"' %s %ld && echo " COORD_MARK "; "
+	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$1/$2\"' connect %s %ld && echo " COORD_MARK "; "
 	    "else nc -z -v -w %d %s %ld && echo " COORD_MARK "; fi", addr, port,
 	    (int)timeout, addr, port);
 	for (size_t i = 0; i < n; i++) {

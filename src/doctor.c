@@ -821,7 +821,7 @@ chk_expected(const struct doctor_input *in, struct doctor_report *r)
 		    x->kind == CABLING_NEW ? "save the cabling again if this is intended" :
 		    x->kind == CABLING_HOST_GONE ? "probe every host of the file" :
 		    "cable it as the file says, or save the cabling again if the change is "
-		    "intended", "%s: %s", cabling_change_name(x->kind), x->msg);
+		    "intended", "%s", x->msg);
 		for (int s = 0; c && s < 2; s++) {
 			char *l = cabling_end_label(&c->end[s]);
 
