@@ -273,6 +273,10 @@ EOF
             "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
     done < "$DIR/hosts.tsv"
 
+    # every sshd has daemonized (it exists as an sshd process): another
+    # cluster's `down` will now leave /run/sshd alone
+    unlock
+
     cat >> "$DIR/ssh_config" <<EOF
 Host *
     User root
@@ -291,9 +295,8 @@ EOF
             [[ -s $hd/sshd.pid ]] && break
             sleep 0.02
         done
-        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; unlock; die "sshd on $name did not start"; }
+        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; die "sshd on $name did not start"; }
     done < "$DIR/hosts.tsv"
-    unlock
     UP_DONE=1
     [[ ${KC_QUIET:-0} == 1 ]] || cmd_info
 }
