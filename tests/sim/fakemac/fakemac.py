@@ -31,12 +31,10 @@ root, as on a Mac where the ssh user is not root: they fail unless run through
 the fake sudo (which sets SIMCLUSTER_SUDO=1).
 """
 
-import datetime
 import fcntl
 import ipaddress
 import json
 import os
-import plistlib
 import shlex
 import shutil
 import subprocess
@@ -44,7 +42,6 @@ import sys
 
 SYS_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 IP = shutil.which("ip", path=SYS_PATH) or "ip"
-TIMESTAMP = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 
 
 class Host:
@@ -378,6 +375,9 @@ def cmd_system_profiler_real(host, args):
         else:
             out("{\n\n}\n")
     elif fmt == "xml":
+        import datetime   # only here: every command starts faster without them
+        import plistlib
+        timestamp = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
         arr = []
         for t in known:
             fn, parent, reporter, level = SP_TYPES[t]
@@ -390,7 +390,7 @@ def cmd_system_profiler_real(host, args):
                 "_detailLevel": level,
                 "_items": fn(host),
                 "_parentDataType": parent,
-                "_timeStamp": TIMESTAMP,
+                "_timeStamp": timestamp,
                 "_versionInfo": {f"com.apple.SystemProfiler.{reporter}": "1.0"},
             })
         sys.stdout.flush()
