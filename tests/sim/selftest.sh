@@ -207,8 +207,8 @@ dir=$SIM_DIR
 sim_down
 
 # --- nothing left ---------------------------------------------------------------
-is "$(ip netns list | grep -c "^j$(printf %x $$)t")" 0 "no namespace of this test left"
-is "$(ip -o link show | grep -c " j$(printf %x $$)t")" 0 "no link of this test left"
+is "$(ip netns list 2>/dev/null | grep -c "^j$(printf %x $$)t")" 0 "no namespace of this test left"
+is "$(ip -o link show 2>/dev/null | grep -c " j$(printf %x $$)t")" 0 "no link of this test left"
 sleep 0.2
 is "$(ps -eo args= | grep -F "$dir" | grep -vc grep)" 0 "no process of the last cluster left"
 [ ! -e "$dir" ] && [ ! -e "${SIM_LOCKDIR}/$prefix" ]
