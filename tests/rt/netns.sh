@@ -91,7 +91,7 @@ rt_settle() {
 	local i tries
 	for i in $(seq 0 $((rt_n - 1))); do
 		tries=0
-		while ip -n "$(rt_ns "$i")" -o link show | grep ' en[0-9]' |
+		while ip -n "$(rt_ns "$i")" -o link show 2>/dev/null | grep ' en[0-9]' |
 		    grep -qv 'state UP' && [ "$tries" -lt 30 ]; do
 			sleep 0.1
 			tries=$((tries + 1))
