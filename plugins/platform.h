@@ -60,4 +60,14 @@ extern const struct jc_platform_ops jc_platform_linux;
  */
 const struct jc_platform_ops *platform_for_raw(const struct jc_raw *raw);
 
+/* The backend named "macos" / "linux", or NULL. */
+const struct jc_platform_ops *platform_by_name(const char *name);
+
+/* Append a note (printf-style) to h->notes; used by the backends. */
+void platform_note(struct jc_host *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Largest raw output a backend accepts (bytes); a larger one is an error. */
+#define PLATFORM_MAX_OUTPUT (8u * 1024 * 1024)
+
 #endif

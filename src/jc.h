@@ -128,6 +128,7 @@ struct jc_host {
 
 	struct jc_port *ports;	/* Thunderbolt buses, in receptacle order */
 	size_t nports;
+	bool ports_known;	/* ports were discovered (nports 0 = none found) */
 	struct jc_hwport *hwports;
 	size_t nhwports;
 	struct jc_iface *ifaces;

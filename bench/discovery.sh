@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Benchmark of discovery (not part of make check): wall time of
+# `jaccl-config probe` on simulated clusters of 1, 2, 4, 8 and 16 Macs, and
+# in the same run the same discovery done the way mlx.distributed_config
+# does it: the ssh check and `sudo ls` in one thread per host, then one ssh
+# per host per command, host after host (system_profiler, networksetup,
+# ibv_devices, ipconfig getifaddr en0, and en1 when en0 has no address).
+#
+#   sudo bench/discovery.sh [SIZES]      (default sizes: 1 2 4 8 16)
+#
+# Settings: JACCL_CONFIG (default: ./jaccl-config, else _build/jaccl-config),
+# RUNS (timed runs per size, the median is kept; default 3).
+# Needs what the test suite's simulated cluster needs (root, netns, sshd).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(dirname "$here")}
+export top_srcdir
+if [ -z "${JACCL_CONFIG:-}" ]; then
+	for c in ./jaccl-config "$top_srcdir/_build/jaccl-config" "$top_srcdir/jaccl-config"; do
+		[ -x "$c" ] && JACCL_CONFIG=$c && break
+	done
+fi
+[ -x "${JACCL_CONFIG:-}" ] || { echo "discovery.sh: build jaccl-config first (or set JACCL_CONFIG)" >&2; exit 1; }
+RUNS=${RUNS:-3}
+sizes=${*:-1 2 4 8 16}
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/sim.sh"
+sim_require
+
+now() { python3 -c 'import time; print(time.monotonic())'; }
+elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$1" "$2"; }
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# ring N: a topology of N Mac mini M4 Pro, a ring of TB5 cables (port 1 to
+# the next host's port 2; one cable for two hosts, none for one)
+ring() {
+	python3 - "$1" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+hosts = [{"name": f"m{i}"} for i in range(n)]
+cables = []
+if n == 2:
+    cables = [{"a": "m0", "a_port": 1, "b": "m1", "b_port": 2}]
+elif n > 2:
+    cables = [{"a": f"m{i}", "a_port": 1, "b": f"m{(i + 1) % n}", "b_port": 2} for i in range(n)]
+print(json.dumps({"name": f"bench-ring{n}", "defaults": {"model": "Mac16,11"},
+                  "hosts": hosts, "cables": cables}))
+PY
+}
+
+ours() { # the probe, all hosts at once, one round trip each
+	"$JACCL_CONFIG" probe --json --hosts "$hosts" -F "$cfg" >/dev/null 2>"$t/err" ||
+	    { cat "$t/err" >&2; return 1; }
+}
+
+mlx_way() { # as mlx.distributed_config (see the mlx contract, remote commands)
+	s="ssh -F $cfg -o BatchMode=yes -o ConnectTimeout=5"
+	for h in $(echo "$hosts" | tr ',' ' '); do
+		( $s "$h" echo success >/dev/null 2>&1 && $s "$h" sudo ls >/dev/null 2>&1 ) &
+	done
+	wait
+	for h in $(echo "$hosts" | tr ',' ' '); do
+		ssh -F "$cfg" "$h" system_profiler SPThunderboltDataType -json >/dev/null </dev/null
+	done
+	for h in $(echo "$hosts" | tr ',' ' '); do
+		ssh -F "$cfg" "$h" networksetup -listallhardwareports >/dev/null </dev/null
+	done
+	for h in $(echo "$hosts" | tr ',' ' '); do
+		ssh -F "$cfg" "$h" ibv_devices >/dev/null </dev/null
+	done
+	for h in $(echo "$hosts" | tr ',' ' '); do
+		ip=$(ssh -F "$cfg" "$h" ipconfig getifaddr en0 </dev/null)
+		[ -n "$ip" ] || ssh -F "$cfg" "$h" ipconfig getifaddr en1 >/dev/null </dev/null
+	done
+}
+
+timeit() { # timeit FUNCTION: median wall time of RUNS runs, in seconds
+	ts=
+	for r in $(seq 1 "$RUNS"); do
+		a=$(now)
+		"$1" || return 1
+		b=$(now)
+		ts="$ts $(elapsed "$a" "$b")"
+	done
+	echo "$ts" | median
+}
+
+echo "# discovery wall time, median of $RUNS runs (seconds); $(nproc) CPUs"
+printf '%6s %14s %14s %10s\n' hosts jaccl-config mlx-way speedup
+first=
+for n in $sizes; do
+	ring "$n" >"$t/ring$n.json"
+	sim_up "$t/ring$n.json" 2>"$t/up.err" || { cat "$t/up.err" >&2; exit 1; }
+	hosts=$(sim_hosts)
+	cfg=$(sim_ssh_config)
+	ours >/dev/null || exit 1	# warm up (page cache, sshd)
+	a=$(timeit ours) || exit 1
+	b=$(timeit mlx_way) || exit 1
+	[ -n "$first" ] || first=$a
+	printf '%6s %14s %14s %9sx\n' "$n" "$a" "$b" \
+	    "$(python3 -c 'import sys; print(f"{float(sys.argv[2]) / float(sys.argv[1]):.1f}")' "$a" "$b")"
+	eval "t_$n=$a"
+	sim_down
+done
+printf '# jaccl-config: largest / smallest cluster time: %s\n' \
+    "$(python3 -c 'import sys; print(f"{float(sys.argv[2]) / float(sys.argv[1]):.2f}")' "$first" "$a")"

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Linux backend: the commands a probe runs on a Linux host and how their
+ * outputs become a struct jc_host. Interfaces come from `ip -j addr` and
+ * `ip -j -d link`, RDMA devices from sysfs, and cable ends either from
+ * Thunderbolt domain ids in sysfs or, where there are none, from the MAC
+ * address of each candidate interface and of the one neighbour learnt on
+ * it after an all-nodes ping.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "parse_ibv.h"
+#include "parse_linux.h"
+#include "parse_net.h"
+#include "platform.h"
+#include "util.h"
+
+static const struct jc_probe_cmd linux_cmds[] = {
+	{ "uname.txt", "uname -s" },
+	{ "hostname.txt", "hostname" },
+	{ "os-release.txt", "cat /etc/os-release" },
+	{ "ip-j-addr.txt", "ip -j addr show" },
+	{ "ip-j-link.txt", "ip -j -d link show" },
+	{ "thunderbolt.txt",
+	  "for d in /sys/bus/thunderbolt/devices/*; do "
+	  "[ -d \"$d\" ] || continue; "
+	  "echo \"name=${d##*/}\"; "
+	  "t=$(sed -n 's/^DEVTYPE=//p' \"$d/uevent\" 2>/dev/null); echo \"type=$t\"; "
+	  "for k in unique_id device_name vendor_name device vendor generation; do "
+	  "[ -r \"$d/$k\" ] && echo \"$k=$(cat \"$d/$k\" 2>/dev/null)\"; done; "
+	  "for n in \"$d\"/net/*; do [ -e \"$n\" ] && echo \"net=${n##*/}\"; done; "
+	  "echo; done; true" },
+	{ "infiniband.txt",
+	  "for p in /sys/class/infiniband/*/ports/*; do "
+	  "[ -d \"$p\" ] || continue; "
+	  "d=${p%/ports/*}; "
+	  "echo \"device=${d##*/}\"; echo \"port=${p##*/}\"; "
+	  "[ -r \"$p/state\" ] && echo \"state=$(cat \"$p/state\")\"; "
+	  "[ -r \"$d/node_guid\" ] && echo \"node_guid=$(cat \"$d/node_guid\")\"; "
+	  "for n in \"$d\"/device/net/*; do [ -e \"$n\" ] && echo \"netdev=${n##*/}\"; done; "
+	  "[ -r \"$p/gid_attrs/ndevs/0\" ] && echo \"ndev=$(cat \"$p/gid_attrs/ndevs/0\" 2>/dev/null)\"; "
+	  "echo; done; true" },
+	{ "neigh.txt",
+	  "set -- ${SSH_CONNECTION:-}; sa=${3:-}; "
+	  "for d in /sys/class/net/*; do "
+	  "i=${d##*/}; [ \"$i\" = lo ] && continue; [ -d \"$d/bridge\" ] && continue; "
+	  "f=$(cat \"$d/flags\" 2>/dev/null) || continue; [ $((f & 1)) -eq 1 ] || continue; "
+	  "if [ -n \"$sa\" ] && ip -o -4 addr show dev \"$i\" | grep -qF \" $sa/\"; then continue; fi; "
+	  "ping -6 -c 2 -i 0.2 -W 1 -I \"$i\" ff02::1 >/dev/null 2>&1; "
+	  "done; ip -j -6 neigh show" },
+	{ "mgmt.txt",
+	  "set -- ${SSH_CONNECTION:-}; a=${3:-}; echo \"addr=$a\"; "
+	  "[ -n \"$a\" ] && ip -o addr show | while read -r n i fam ad rest; do "
+	  "[ \"${ad%/*}\" = \"$a\" ] && echo \"iface=$i\"; done; true" },
+	{ "sudo-n-true.txt", "sudo -n true" },
+	{ NULL, NULL },
+};
+
+static bool
+not_run(const struct jc_raw_out *o)
+{
+	return o == NULL || o->status == 126 || o->status == 127;
+}
+
+static void
+notes_to_host(struct jc_host *h, const char *file, struct jc_strv *notes)
+{
+	for (size_t i = 0; i < notes->n; i++)
+		platform_note(h, "%s: %s", file, notes->v[i]);
+	strv_free(notes);
+}
+
+static int
+linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	const struct jc_raw_out *o, *link, *addr;
+	struct jc_strv notes = { 0 };
+	struct jc_err e2;
+	struct parse_neigh *nb = NULL;
+	size_t nnb = 0;
+
+	h->os = JC_OS_LINUX;
+	h->rdma_listed = JC_UNKNOWN;
+	h->rdma_enabled = JC_UNKNOWN;
+	h->sudo = JC_UNKNOWN;
+	for (size_t i = 0; i < raw->n; i++)
+		if (raw->outs[i].len > PLATFORM_MAX_OUTPUT)
+			return jc_fail(err, -EFBIG, "%s: output larger than %u bytes",
+			    raw->outs[i].name, PLATFORM_MAX_OUTPUT);
+	if (!not_run(o = raw_get(raw, "hostname.txt")))
+		h->hostname = parse_word_line(o->data);
+	if (!not_run(o = raw_get(raw, "os-release.txt"))) {
+		char *id = NULL;
+
+		parse_os_release(o->data, &h->os_version, &id);
+		free(id);
+	}
+	if (!not_run(o = raw_get(raw, "mgmt.txt")))
+		parse_linux_mgmt(o->data, &h->mgmt_ip, &h->mgmt_iface);
+
+	addr = raw_get(raw, "ip-j-addr.txt");
+	link = raw_get(raw, "ip-j-link.txt");
+	if (!not_run(addr)) {
+		if (parse_ip_addr(addr->data, addr->len, &h->ifaces, &h->nifaces, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", addr->name, e2.msg);
+		}
+		notes_to_host(h, addr->name, &notes);
+	} else {
+		platform_note(h, "ip -j addr not captured; interfaces unknown");
+	}
+	if (!not_run(link)) {
+		if (parse_ip_link(link->data, link->len, h->ifaces, h->nifaces, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", link->name, e2.msg);
+		}
+		notes_to_host(h, link->name, &notes);
+	}
+	if (h->mgmt_iface == NULL && h->mgmt_ip != NULL)
+		for (size_t i = 0; i < h->nifaces && h->mgmt_iface == NULL; i++)
+			for (size_t j = 0; j < h->ifaces[i].ninet; j++)
+				if (strcmp(h->ifaces[i].inet[j], h->mgmt_ip) == 0) {
+					h->mgmt_iface = xstrdup(h->ifaces[i].name);
+					break;
+				}
+
+	if (!not_run(o = raw_get(raw, "infiniband.txt"))) {
+		parse_linux_infiniband(o->data, &h->rdma, &h->nrdma, &notes);
+		notes_to_host(h, o->name, &notes);
+		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
+		h->rdma_enabled = h->rdma_listed;
+	} else {
+		platform_note(h, "infiniband sysfs not captured; RDMA devices unknown");
+	}
+
+	if (!not_run(o = raw_get(raw, "thunderbolt.txt"))) {
+		parse_linux_thunderbolt(o->data, &h->ports, &h->nports, &notes);
+		notes_to_host(h, o->name, &notes);
+	}
+	if (!not_run(o = raw_get(raw, "neigh.txt")) && o->len > 0) {
+		if (parse_ip_neigh(o->data, o->len, &nb, &nnb, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		}
+		notes_to_host(h, o->name, &notes);
+	} else {
+		platform_note(h, "neighbour discovery not captured; cable peers unknown");
+	}
+	parse_linux_mac_ports(h, nb, nnb, &notes);
+	h->ports_known = h->nports > 0 || h->nifaces > 0;
+	notes_to_host(h, "neigh.txt", &notes);
+	parse_neigh_free(nb, nnb);
+
+	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
+		if (o->status == 0)
+			h->sudo = JC_YES;
+		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
+			h->sudo = JC_NO;
+	}
+	if (h->sudo == JC_UNKNOWN)
+		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+	return 0;
+}
+
+const struct jc_platform_ops jc_platform_linux = {
+	.name = "linux",
+	.uname = "Linux",
+	.cmds = linux_cmds,
+	.parse = linux_parse,
+};

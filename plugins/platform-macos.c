@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * macOS backend: the commands a probe runs on a Mac and how their outputs
+ * become a struct jc_host. Thunderbolt buses come from system_profiler
+ * (-json, or -xml / text when a bundle holds those), interface names from
+ * networksetup, addresses from ifconfig, RDMA devices from ibv_devices and
+ * ibv_devinfo. A missing output leaves its facts unknown with a note.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_ibv.h"
+#include "parse_net.h"
+#include "parse_tb.h"
+#include "platform.h"
+#include "util.h"
+
+#define TB_JSON "system_profiler-SPThunderboltDataType.json"
+#define TB_XML "system_profiler-SPThunderboltDataType.xml"
+#define TB_TEXT "system_profiler-SPThunderboltDataType.txt"
+#define HWPORTS "networksetup-listallhardwareports.txt"
+
+static const struct jc_probe_cmd macos_cmds[] = {
+	{ "uname.txt", "uname -s" },
+	{ "hostname.txt", "hostname" },
+	{ "sysctl-hw.model.txt", "sysctl -n hw.model" },
+	{ "sw_vers.txt", "sw_vers" },
+	{ TB_JSON, "system_profiler SPThunderboltDataType -json" },
+	{ HWPORTS, "networksetup -listallhardwareports" },
+	{ "ifconfig.txt", "ifconfig -a" },
+	{ "ibv_devices.txt", "ibv_devices" },
+	{ "ibv_devinfo.txt", "ibv_devinfo" },
+	{ "rdma_ctl-status.txt", "rdma_ctl status" },
+	{ "ipconfig-getifaddr-en0.txt", "ipconfig getifaddr en0" },
+	{ "ipconfig-getifaddr-en1.txt", "ipconfig getifaddr en1" },
+	{ "sudo-n-true.txt", "sudo -n true" },
+	{ NULL, NULL },
+};
+
+static bool
+blank(const struct jc_raw_out *o)
+{
+	for (size_t i = 0; i < o->len; i++)
+		if (o->data[i] != ' ' && o->data[i] != '\t' && o->data[i] != '\n' &&
+		    o->data[i] != '\r')
+			return false;
+	return true;
+}
+
+/* The command was not there or could not run: its output says nothing. */
+static bool
+not_run(const struct jc_raw_out *o)
+{
+	return o->status == 126 || o->status == 127;
+}
+
+static bool
+has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool
+has_suffix(const char *s, const char *p)
+{
+	size_t a = strlen(s), b = strlen(p);
+
+	return a >= b && strcmp(s + a - b, p) == 0;
+}
+
+/* Note every output in notes with the file it came from. */
+static void
+take_notes_from(struct jc_host *h, const char *file, struct jc_strv *notes)
+{
+	for (size_t i = 0; i < notes->n; i++)
+		platform_note(h, "%s: %s", file, notes->v[i]);
+	strv_free(notes);
+}
+
+static int
+parse_thunderbolt(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	static const struct {
+		const char *file;
+		int (*fn)(const char *, size_t, struct jc_port **, size_t *,
+		    struct jc_strv *, struct jc_err *);
+	} forms[] = {
+		{ TB_JSON, parse_tb_json },
+		{ TB_XML, parse_tb_xml },
+		{ TB_TEXT, parse_tb_text },
+	};
+	struct jc_strv notes = { 0 };
+	struct jc_err e2;
+
+	for (size_t i = 0; i < JC_ARRAY_LEN(forms); i++) {
+		const struct jc_raw_out *o = raw_get(raw, forms[i].file);
+
+		if (o == NULL)
+			continue;
+		if (not_run(o) || blank(o)) {
+			platform_note(h, "%s: no output (exit %d); Thunderbolt ports unknown",
+			    o->name, o->status);
+			return 0;
+		}
+		if (forms[i].fn(o->data, o->len, &h->ports, &h->nports, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		}
+		take_notes_from(h, o->name, &notes);
+		h->ports_known = true;
+		return 0;
+	}
+	platform_note(h, "system_profiler SPThunderboltDataType not captured; "
+	    "Thunderbolt ports unknown");
+	return 0;
+}
+
+static int
+parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	const struct jc_raw_out *o = raw_get(raw, HWPORTS);
+	struct jc_strv notes = { 0 };
+	struct jc_err e2;
+
+	if (o == NULL || not_run(o) || blank(o)) {
+		platform_note(h, "networksetup -listallhardwareports not captured; "
+		    "Thunderbolt interface names unknown");
+		return 0;
+	}
+	if (parse_networksetup(o->data, o->len, &h->hwports, &h->nhwports, &notes, &e2) < 0) {
+		strv_free(&notes);
+		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+	}
+	take_notes_from(h, o->name, &notes);
+	for (size_t i = 0; i < h->nports; i++) {
+		struct jc_port *p = &h->ports[i];
+		char *want;
+
+		if (p->receptacle == NULL)
+			continue;
+		want = xasprintf("Thunderbolt %s", p->receptacle);
+		for (size_t j = 0; j < h->nhwports; j++)
+			if (strcmp(h->hwports[j].port, want) == 0) {
+				p->iface = xstrdup(h->hwports[j].device);
+				break;
+			}
+		if (p->iface == NULL)
+			platform_note(h, "no hardware port \"%s\" in networksetup", want);
+		free(want);
+	}
+	return 0;
+}
+
+/* ifconfig.txt first, then every ifconfig-IF.txt a capture may hold. */
+static int
+parse_ifaces(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	bool any = false;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < raw->n; i++) {
+			const struct jc_raw_out *o = &raw->outs[i];
+			struct jc_strv notes = { 0 };
+			struct jc_err e2;
+
+			if (pass == 0 ? strcmp(o->name, "ifconfig.txt") != 0 :
+			    !(has_prefix(o->name, "ifconfig-") && has_suffix(o->name, ".txt")))
+				continue;
+			if (not_run(o) || blank(o))
+				continue;
+			if (parse_ifconfig(o->data, o->len, &h->ifaces, &h->nifaces,
+			    &notes, &e2) < 0) {
+				strv_free(&notes);
+				return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+			}
+			take_notes_from(h, o->name, &notes);
+			any = true;
+		}
+	if (!any)
+		platform_note(h, "ifconfig not captured; interface addresses unknown");
+	return 0;
+}
+
+static struct jc_rdma_dev *
+find_dev(struct jc_rdma_dev *devs, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(devs[i].name, name) == 0)
+			return &devs[i];
+	return NULL;
+}
+
+static int
+parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	const struct jc_raw_out *o = raw_get(raw, "ibv_devices.txt");
+	struct jc_strv notes = { 0 };
+	struct jc_err e2;
+	bool listed = false, info = false;
+
+	if (o != NULL && !not_run(o)) {
+		if (parse_ibv_devices(o->data, o->len, &h->rdma, &h->nrdma, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		}
+		take_notes_from(h, o->name, &notes);
+		listed = true;
+		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
+	} else if (o != NULL) {
+		platform_note(h, "ibv_devices could not run (exit %d)", o->status);
+	}
+	/* ibv_devinfo.txt first, then variants such as ibv_devinfo-d-DEV-v.txt. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < raw->n; i++) {
+			const struct jc_raw_out *d = &raw->outs[i];
+			struct jc_rdma_dev *devs = NULL;
+			size_t n = 0;
+
+			if (pass == 0 ? strcmp(d->name, "ibv_devinfo.txt") != 0 :
+			    !(has_prefix(d->name, "ibv_devinfo-") && has_suffix(d->name, ".txt")))
+				continue;
+			if (not_run(d))
+				continue;
+			if (parse_ibv_devinfo(d->data, d->len, &devs, &n, &notes, &e2) < 0) {
+				strv_free(&notes);
+				return jc_fail(err, -EINVAL, "%s: %s", d->name, e2.msg);
+			}
+			take_notes_from(h, d->name, &notes);
+			info = true;
+			for (size_t j = 0; j < n; j++) {
+				struct jc_rdma_dev *x = find_dev(h->rdma, h->nrdma, devs[j].name);
+
+				if (x == NULL && listed) {
+					platform_note(h, "%s: %s is not listed by ibv_devices",
+					    d->name, devs[j].name);
+					continue;
+				}
+				if (x == NULL) {
+					h->rdma = xreallocarray(h->rdma, h->nrdma + 1, sizeof(*h->rdma));
+					x = &h->rdma[h->nrdma++];
+					memset(x, 0, sizeof(*x));
+					x->name = xstrdup(devs[j].name);
+					x->netdev = xstrdup(devs[j].netdev);
+				}
+				if (x->state == JC_PORT_UNKNOWN)
+					x->state = devs[j].state;
+				if (x->guid == NULL)
+					x->guid = xstrdup(devs[j].guid);
+			}
+			parse_rdma_free(devs, n);
+		}
+	if (!listed && info)
+		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
+	if (!listed && !info)
+		platform_note(h, "ibv_devices not captured; RDMA devices unknown");
+	else if (listed && !info && h->nrdma > 0)
+		platform_note(h, "ibv_devinfo not captured; RDMA port states unknown");
+	return 0;
+}
+
+static void
+parse_misc(struct jc_host *h, const struct jc_raw *raw)
+{
+	const struct jc_raw_out *o;
+	static const char *const mgmt[] = { "en0", "en1" };
+
+	if ((o = raw_get(raw, "hostname.txt")) != NULL && !not_run(o))
+		h->hostname = parse_word_line(o->data);
+	if ((o = raw_get(raw, "sysctl-hw.model.txt")) != NULL && !not_run(o))
+		h->model = parse_word_line(o->data);
+	if ((o = raw_get(raw, "sw_vers.txt")) != NULL && !not_run(o))
+		parse_sw_vers(o->data, &h->os_version, &h->os_build);
+	h->rdma_enabled = JC_UNKNOWN;
+	if ((o = raw_get(raw, "rdma_ctl-status.txt")) != NULL && !not_run(o)) {
+		h->rdma_enabled = parse_rdma_ctl(o->data);
+		if (h->rdma_enabled == JC_UNKNOWN)
+			platform_note(h, "rdma_ctl status: unrecognised answer");
+	} else {
+		platform_note(h, "rdma_ctl status not captured; RDMA enablement unknown");
+	}
+	for (size_t i = 0; i < JC_ARRAY_LEN(mgmt) && h->mgmt_ip == NULL; i++) {
+		char *file = xasprintf("ipconfig-getifaddr-%s.txt", mgmt[i]);
+
+		if ((o = raw_get(raw, file)) != NULL && (h->mgmt_ip = parse_ipv4_line(o->data)))
+			h->mgmt_iface = xstrdup(mgmt[i]);
+		free(file);
+	}
+	h->sudo = JC_UNKNOWN;
+	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
+		if (o->status == 0)
+			h->sudo = JC_YES;
+		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
+			h->sudo = JC_NO;
+	}
+	if (h->sudo == JC_UNKNOWN)
+		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+}
+
+static int
+macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	int rc;
+
+	h->os = JC_OS_MACOS;
+	h->rdma_listed = JC_UNKNOWN;
+	for (size_t i = 0; i < raw->n; i++)
+		if (raw->outs[i].len > PLATFORM_MAX_OUTPUT)
+			return jc_fail(err, -EFBIG, "%s: output larger than %u bytes",
+			    raw->outs[i].name, PLATFORM_MAX_OUTPUT);
+	parse_misc(h, raw);
+	if ((rc = parse_thunderbolt(h, raw, err)) < 0 ||
+	    (rc = parse_hwports(h, raw, err)) < 0 ||
+	    (rc = parse_ifaces(h, raw, err)) < 0 ||
+	    (rc = parse_rdma(h, raw, err)) < 0)
+		return rc;
+	return 0;
+}
+
+const struct jc_platform_ops jc_platform_macos = {
+	.name = "macos",
+	.uname = "Darwin",
+	.cmds = macos_cmds,
+	.parse = macos_parse,
+};

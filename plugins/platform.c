@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Raw probe outputs and the choice of a platform backend. A struct jc_raw
+ * holds what each probe command printed, by bundle file name; the backend
+ * that understands it is chosen from "uname.txt" when the probe captured
+ * it, else from which files are present.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+#include "util.h"
+
+const struct jc_raw_out *
+raw_get(const struct jc_raw *raw, const char *name)
+{
+	if (raw == NULL || name == NULL)
+		return NULL;
+	for (size_t i = 0; i < raw->n; i++)
+		if (strcmp(raw->outs[i].name, name) == 0)
+			return &raw->outs[i];
+	return NULL;
+}
+
+void
+raw_add(struct jc_raw *raw, const char *name, const char *data, size_t len, int status)
+{
+	struct jc_raw_out *o = NULL;
+
+	for (size_t i = 0; i < raw->n; i++)
+		if (strcmp(raw->outs[i].name, name) == 0) {
+			o = &raw->outs[i];
+			free(o->data);
+			break;
+		}
+	if (o == NULL) {
+		raw->outs = xreallocarray(raw->outs, raw->n + 1, sizeof(*raw->outs));
+		o = &raw->outs[raw->n++];
+		o->name = xstrdup(name);
+	}
+	o->data = xmalloc(len + 1);
+	if (len > 0)
+		memcpy(o->data, data, len);
+	o->data[len] = '\0';
+	o->len = len;
+	o->status = status;
+}
+
+void
+raw_clear(struct jc_raw *raw)
+{
+	if (raw == NULL)
+		return;
+	for (size_t i = 0; i < raw->n; i++) {
+		free(raw->outs[i].name);
+		free(raw->outs[i].data);
+	}
+	free(raw->outs);
+	free(raw->host);
+	memset(raw, 0, sizeof(*raw));
+}
+
+static bool
+has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+const struct jc_platform_ops *
+platform_for_raw(const struct jc_raw *raw)
+{
+	static const struct jc_platform_ops *const all[] = {
+		&jc_platform_macos, &jc_platform_linux,
+	};
+	const struct jc_raw_out *u = raw_get(raw, "uname.txt");
+
+	if (u != NULL && u->data != NULL) {
+		const char *s = u->data;
+		size_t n;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+			s++;
+		n = strcspn(s, " \t\r\n");
+		for (size_t i = 0; i < JC_ARRAY_LEN(all); i++)
+			if (n == strlen(all[i]->uname) && strncmp(s, all[i]->uname, n) == 0)
+				return all[i];
+	}
+	if (raw == NULL)
+		return NULL;
+	for (size_t i = 0; i < raw->n; i++) {
+		const char *name = raw->outs[i].name;
+
+		if (has_prefix(name, "system_profiler-") || has_prefix(name, "networksetup-") ||
+		    has_prefix(name, "sw_vers") || has_prefix(name, "rdma_ctl"))
+			return &jc_platform_macos;
+	}
+	for (size_t i = 0; i < raw->n; i++) {
+		const char *name = raw->outs[i].name;
+
+		if (has_prefix(name, "ip-") || has_prefix(name, "os-release"))
+			return &jc_platform_linux;
+	}
+	/* ibv_* and ifconfig output in the macOS layout come from Macs. */
+	for (size_t i = 0; i < raw->n; i++) {
+		const char *name = raw->outs[i].name;
+
+		if (has_prefix(name, "ibv_") || has_prefix(name, "ifconfig"))
+			return &jc_platform_macos;
+	}
+	return NULL;
+}
+
+const struct jc_platform_ops *
+platform_by_name(const char *name)
+{
+	if (name == NULL)
+		return NULL;
+	if (strcmp(name, jc_platform_macos.name) == 0)
+		return &jc_platform_macos;
+	if (strcmp(name, jc_platform_linux.name) == 0)
+		return &jc_platform_linux;
+	return NULL;
+}
+
+void
+platform_note(struct jc_host *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	h->notes = xreallocarray(h->notes, h->nnotes + 1, sizeof(*h->notes));
+	va_start(ap, fmt);
+	h->notes[h->nnotes++] = xvasprintf(fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transport: running commands on the hosts over SSH, with libssh (never by
+ * spawning ssh). One session per host; a session may be used by any thread
+ * but by one thread at a time, so N hosts are handled by N threads at once.
+ * The ssh client configuration is read as ssh reads it (~/.ssh/config, or
+ * the file of -F), host keys are checked against known_hosts (an unknown key
+ * is refused unless accept_new is set, a changed key is always refused), and
+ * authentication uses the agent, the default keys and the configuration's
+ * IdentityFile. Every host, 127.0.0.1 included, goes through sshd, the way
+ * mlx.distributed_config reaches it: there is no local shortcut, so what
+ * runs is exactly what a remote host would run.
+ *
+ * Errors are negative TR_E* codes with err filled; a command that ran and
+ * exited non-zero is not an error (its status is in the result).
+ */
+#ifndef JC_TRANSPORT_H
+#define JC_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jc.h"
+
+/* Error codes (struct jc_err.code and the return values below). */
+enum {
+	TR_ECONNECT = -1001,	/* no TCP/SSH connection (refused, timeout, DNS) */
+	TR_EHOSTKEY = -1002,	/* host key unknown, changed or unreadable */
+	TR_EAUTH = -1003,	/* no key was accepted */
+	TR_ECHANNEL = -1004,	/* session lost or channel refused mid-way */
+	TR_ETIMEOUT = -1005,	/* the command outlived its timeout */
+	TR_ETOOBIG = -1006,	/* the output went over the size cap */
+	TR_ECONFIG = -1007,	/* ssh configuration file unreadable */
+	TR_ESTOPPED = -1008,	/* tr_stream_stop() was called */
+};
+
+/* Default bound on what tr_run() collects (stdout + stderr). */
+#define TR_DEFAULT_CAP (16u * 1024 * 1024)
+
+/* Connection settings shared by every host. */
+struct tr_opts {
+	const char *ssh_config;	/* NULL: ~/.ssh/config, then the system file */
+	bool accept_new;	/* record unknown host keys (as accept-new) */
+	double connect_timeout;	/* seconds; <= 0 means 5 */
+};
+
+struct tr_session;
+
+/*
+ * Call once, before any thread uses the transport (initialises libssh);
+ * tr_global_cleanup() once at the end. Return 0 / negative.
+ */
+int tr_global_init(void);
+void tr_global_cleanup(void);
+
+/*
+ * True when an error code means that the host could not be reached or
+ * logged into at all (connect, host key, authentication): what mlx calls
+ * "Could not ssh".
+ */
+bool tr_unreachable(int code);
+
+/*
+ * Connect to host (a name or address as ssh_config's Host lines match it),
+ * as user (NULL: from the configuration, else the local user) on port (0:
+ * from the configuration, else 22). Checks the host key and authenticates.
+ * Returns 0 with *out set, or TR_ECONFIG / TR_ECONNECT / TR_EHOSTKEY /
+ * TR_EAUTH with err naming host. Messages:
+ *   "host key for H is not known; add it to known_hosts or pass --accept-new"
+ *   "host key for H has changed (now SHA256:...); refusing to connect ..."
+ * The session is released with tr_close().
+ */
+int tr_connect(const char *host, const char *user, int port, const struct tr_opts *o,
+    struct tr_session **out, struct jc_err *err);
+
+/* Close and free; NULL is fine. */
+void tr_close(struct tr_session *s);
+
+/* The host name given to tr_connect (borrowed). */
+const char *tr_host(const struct tr_session *s);
+
+/* What one command produced. */
+struct tr_result {
+	int status;		/* exit status; -1 when the remote sent none */
+	char *signal;		/* "TERM" when killed by a signal, else NULL */
+	char *out;		/* stdout, NUL-terminated (out[outlen] == 0) */
+	size_t outlen;
+	char *err;		/* stderr, NUL-terminated */
+	size_t errlen;
+	double seconds;		/* wall time from channel open to close */
+};
+
+void tr_result_clear(struct tr_result *r);
+
+/*
+ * Run command (a /bin/sh command line, as ssh runs it) with in/inlen on its
+ * standard input (in == NULL: empty input, EOF at once). Waits at most
+ * timeout seconds (<= 0: no bound) and collects at most cap bytes of
+ * stdout + stderr (0: TR_DEFAULT_CAP). Returns 0 when the command ran to its
+ * end, whatever its exit status (r filled, free with tr_result_clear()), or
+ * TR_ECHANNEL / TR_ETIMEOUT / TR_ETOOBIG with err filled ("output larger
+ * than 16 MiB") and r empty. After an error the session may still be used.
+ */
+int tr_run(struct tr_session *s, const char *command, const char *in, size_t inlen,
+    double timeout, size_t cap, struct tr_result *r, struct jc_err *err);
+
+/*
+ * Streaming: for long-running remote processes (the launcher's ranks).
+ * tr_stream_start() opens a channel and starts command; tr_stream_wait()
+ * then runs in one thread, delivering output chunks to the callbacks as
+ * they arrive, until the command exits, the timeout passes or someone
+ * calls tr_stream_stop(). tr_stream_write(), tr_stream_close_stdin() and
+ * tr_stream_stop() may be called from any thread (they queue; the waiting
+ * thread acts on them within about 50 ms) and from the callbacks.
+ */
+struct tr_stream;
+
+struct tr_stream_cbs {
+	/*
+	 * A chunk of stdout (fd 1) or stderr (fd 2). Called in the thread of
+	 * tr_stream_wait(). Return 0 to go on, non-zero to stop the command
+	 * (as tr_stream_stop()).
+	 */
+	int (*on_data)(void *arg, int fd, const char *data, size_t len);
+	/* Optional: called at least every 50 ms while waiting. */
+	void (*on_tick)(void *arg);
+};
+
+/*
+ * Start command on s. Returns 0 with *out set, or TR_ECHANNEL with err
+ * filled. The stream borrows s until tr_stream_free().
+ */
+int tr_stream_start(struct tr_session *s, const char *command, const struct tr_stream_cbs *cbs,
+    void *arg, struct tr_stream **out, struct jc_err *err);
+
+/* Queue bytes for the remote standard input (copied). */
+void tr_stream_write(struct tr_stream *st, const void *data, size_t len);
+
+/* Queue an end of file for the remote standard input. */
+void tr_stream_close_stdin(struct tr_stream *st);
+
+/*
+ * Ask the command to stop: the remote process gets SIGTERM (when the server
+ * supports signals) and the channel is closed. Thread-safe.
+ */
+void tr_stream_stop(struct tr_stream *st);
+
+/*
+ * Deliver output until the command ends. timeout <= 0 waits without bound.
+ * Returns 0 when it exited by itself (*status, *signal set as in struct
+ * tr_result; *signal is owned by the caller; either pointer may be NULL),
+ * TR_ESTOPPED after a stop, TR_ETIMEOUT, or TR_ECHANNEL, with err filled.
+ */
+int tr_stream_wait(struct tr_stream *st, double timeout, int *status, char **signal,
+    struct jc_err *err);
+
+/* Close the channel (stopping the command if it still runs) and free. */
+void tr_stream_free(struct tr_stream *st);
+
+#endif

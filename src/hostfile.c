@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hostfile reader. jansson parses the text (duplicate keys and NUL
+ * characters are refused, its depth limit guards against deep nesting);
+ * this module walks the tree along the known shape only, records each
+ * problem with the JSON path where it was found, and copies what is usable
+ * into a struct jc_hostfile. Nothing here prints.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "hostfile.h"
+#include "hosts.h"
+
+/* room for "hosts[N].rdma[N][N]" */
+#define PATH_LEN 96
+
+struct reader {
+	struct hostfile_diags *d;
+	const char *name;
+};
+
+static void JC_PRINTF(6, 7)
+add_diag(struct reader *r, bool warning, const char *code, enum hostfile_part part,
+    long host, const char *fmt, ...)
+{
+	struct hostfile_diags *d = r->d;
+	struct hostfile_diag *g;
+	va_list ap;
+
+	d->v = xreallocarray(d->v, d->n + 1, sizeof(*d->v));
+	g = &d->v[d->n++];
+	g->code = code;
+	g->warning = warning;
+	g->part = part;
+	g->host = host;
+	va_start(ap, fmt);
+	g->msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (!warning)
+		d->nerrors++;
+}
+
+void
+hostfile_diags_free(struct hostfile_diags *diags)
+{
+	if (diags == NULL)
+		return;
+	for (size_t i = 0; i < diags->n; i++)
+		free(diags->v[i].msg);
+	free(diags->v);
+	memset(diags, 0, sizeof(*diags));
+}
+
+static bool
+utf8_valid(const unsigned char *s)
+{
+	while (*s) {
+		size_t n;
+		unsigned int c = *s;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+		} else {
+			return false;
+		}
+		for (size_t i = 1; i <= n; i++)
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+		s += n + 1;
+	}
+	return true;
+}
+
+char *
+hostfile_printable(const char *s, size_t max)
+{
+	struct jc_buf b = { 0 };
+	bool utf8;
+	size_t n = 0;
+
+	if (s == NULL)
+		return xstrdup("(null)");
+	utf8 = utf8_valid((const unsigned char *)s);
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (max && n >= max) {
+			buf_puts(&b, "...");
+			break;
+		}
+		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
+			buf_printf(&b, "\\x%02x", c);
+		else
+			buf_append(&b, &c, 1);
+	}
+	return buf_steal(&b);
+}
+
+/* A user string for a message: printable, at most 64 characters. */
+static char *
+q(const char *s)
+{
+	return hostfile_printable(s, 64);
+}
+
+static bool
+dns_name_ok(const char *s)
+{
+	size_t label = 0, n = 0;
+
+	if (*s == '\0' || *s == '-' || *s == '.')
+		return false;
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n >= 253)
+			return false;
+		if (c == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return true;
+}
+
+bool
+hostfile_ip_ok(const char *s)
+{
+	return s != NULL && (hosts_is_ip_literal(s) || dns_name_ok(s));
+}
+
+/* The rules of hosts_parse_target(), without building a host. */
+bool
+hostfile_ssh_ok(const char *s)
+{
+	const char *at, *host, *colon;
+	long port;
+
+	if (!jc_plain_word(s) || strpbrk(s, "/,=") != NULL)
+		return false;
+	at = strrchr(s, '@');
+	host = at ? at + 1 : s;
+	if (at == s || *host == '\0')
+		return false;
+	colon = strchr(host, ':');
+	if (colon == NULL || strchr(colon + 1, ':') != NULL)
+		return true;	/* a name, or an IPv6 literal */
+	return colon != host && jc_parse_int(colon + 1, 1, 65535, &port);
+}
+
+bool
+hostfile_env_ok(const char *s)
+{
+	const char *eq = strchr(s, '=');
+
+	if (eq == NULL || eq == s)
+		return false;
+	for (const char *p = s; p < eq; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static const char *
+syntax_code(const json_error_t *je)
+{
+#if JANSSON_VERSION_HEX >= 0x020b00
+	switch (json_error_code(je)) {
+	case json_error_invalid_utf8:
+		return "bad-utf8";
+	case json_error_premature_end_of_input:
+		return "truncated";
+	case json_error_stack_overflow:
+		return "too-deep";
+	case json_error_duplicate_key:
+		return "duplicate-key";
+	case json_error_null_character:
+	case json_error_null_byte_in_key:
+		return "nul-character";
+	default:
+		break;
+	}
+#else
+	(void)je;
+#endif
+	return "json-syntax";
+}
+
+static void
+syntax_diag(struct reader *r, const json_error_t *je)
+{
+	const char *code = syntax_code(je);
+	char *name = q(r->name), *text;
+
+	if (strcmp(code, "nul-character") == 0)
+		text = xstrdup("NUL characters (\\u0000) are not allowed in a hostfile");
+	else
+		text = hostfile_printable(je->text, 0);
+
+	if (je->line > 0)
+		add_diag(r, false, code, HF_PART_FILE, -1, "%s:%d:%d: %s",
+		    name, je->line, je->column, text);
+	else
+		add_diag(r, false, code, HF_PART_FILE, -1, "%s: %s", name, text);
+	free(name);
+	free(text);
+}
+
+static void
+unknown_key(struct reader *r, enum hostfile_part part, long host, const char *where,
+    const char *key)
+{
+	char *k = q(key);
+
+	add_diag(r, true, "unknown-key", part, host, "%s%sunknown key '%s' is ignored",
+	    where, *where ? ": " : "", k);
+	free(k);
+}
+
+/* A device name of the rdma matrix; validated, kept as read. */
+static char *
+read_device(struct reader *r, json_t *v, long host, const char *path)
+{
+	const char *s = json_string_value(v);
+
+	if (!jc_iface_name_ok(s)) {
+		char *d = q(s);
+
+		add_diag(r, false, "bad-name", HF_PART_RDMA, host,
+		    "%s: '%s' is not an RDMA device name (letters, digits, _ . - only)",
+		    path, d);
+		free(d);
+	}
+	return xstrdup(s);
+}
+
+static void
+read_cell(struct reader *r, json_t *v, struct jc_hf_cell *c, long host, const char *path)
+{
+	size_t k, n;
+	json_t *e;
+
+	if (json_is_null(v))
+		return;
+	if (json_is_string(v)) {
+		c->names = xcalloc(1, sizeof(*c->names));
+		c->names[0] = read_device(r, v, host, path);
+		c->n = 1;
+		return;
+	}
+	if (!json_is_array(v)) {
+		add_diag(r, false, "bad-type", HF_PART_RDMA, host,
+		    "%s: expected null, a string or a list of strings", path);
+		return;
+	}
+	c->is_list = true;
+	n = json_array_size(v);
+	c->names = xcalloc(n, sizeof(*c->names));
+	json_array_foreach(v, k, e) {
+		char p[PATH_LEN];
+
+		snprintf(p, sizeof(p), "%.64s[%zu]", path, k);
+		if (json_is_string(e))
+			c->names[c->n++] = read_device(r, e, host, p);
+		else
+			add_diag(r, false, "bad-type", HF_PART_RDMA, host,
+			    "%s: expected a string (a device name)", p);
+	}
+}
+
+static void
+read_ips(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const char *path)
+{
+	size_t k;
+	json_t *e;
+
+	if (!json_is_array(v)) {
+		add_diag(r, false, "bad-type", HF_PART_IPS, host,
+		    "%s.ips: expected a list of strings", path);
+		return;
+	}
+	h->ips = xcalloc(json_array_size(v) + 1, sizeof(*h->ips));
+	json_array_foreach(v, k, e) {
+		const char *s = json_string_value(e);
+
+		if (s == NULL) {
+			add_diag(r, false, "bad-type", HF_PART_IPS, host,
+			    "%s.ips[%zu]: expected a string", path, k);
+			continue;
+		}
+		if (!hostfile_ip_ok(s)) {
+			char *d = q(s);
+
+			add_diag(r, false, "bad-ip", HF_PART_IPS, host,
+			    "%s.ips[%zu]: '%s' is not an IP address or host name", path, k, d);
+			free(d);
+		}
+		h->ips[h->nips++] = xstrdup(s);
+	}
+}
+
+static void
+read_rdma(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const char *path)
+{
+	size_t k;
+	json_t *e;
+
+	if (!json_is_array(v)) {
+		add_diag(r, false, "bad-type", HF_PART_RDMA, host,
+		    "%s.rdma: expected a list with one entry per host", path);
+		return;
+	}
+	h->nrdma = json_array_size(v);
+	h->rdma = xcalloc(h->nrdma, sizeof(*h->rdma));
+	json_array_foreach(v, k, e) {
+		char p[PATH_LEN];
+
+		snprintf(p, sizeof(p), "%.64s.rdma[%zu]", path, k);
+		read_cell(r, e, &h->rdma[k], host, p);
+	}
+}
+
+static void
+read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const char *path)
+{
+	const char *key;
+	json_t *e;
+
+	if (!json_is_object(v)) {
+		add_diag(r, false, "bad-type", HF_PART_HOST, host,
+		    "%s: expected an object with \"ssh\", \"ips\" and \"rdma\"", path);
+		return;
+	}
+	json_object_foreach(v, key, e) {
+		if (strcmp(key, "ssh") == 0) {
+			const char *s = json_string_value(e);
+
+			if (s == NULL) {
+				add_diag(r, false, "bad-type", HF_PART_SSH, host,
+				    "%s.ssh: expected a string", path);
+			} else if (*s == '\0') {
+				add_diag(r, false, "bad-name", HF_PART_SSH, host,
+				    "%s.ssh: the ssh name is empty", path);
+				h->ssh = xstrdup(s);
+			} else {
+				if (!hostfile_ssh_ok(s)) {
+					char *d = q(s);
+
+					add_diag(r, false, "bad-name", HF_PART_SSH, host,
+					    "%s.ssh: '%s' is not a plain host name "
+					    "([user@]host[:port] of letters, digits and . - _)",
+					    path, d);
+					free(d);
+				}
+				h->ssh = xstrdup(s);
+			}
+		} else if (strcmp(key, "ips") == 0) {
+			read_ips(r, e, h, host, path);
+		} else if (strcmp(key, "rdma") == 0) {
+			read_rdma(r, e, h, host, path);
+		} else {
+			unknown_key(r, HF_PART_HOST, host, path, key);
+		}
+	}
+	if (json_object_get(v, "ssh") == NULL)
+		add_diag(r, false, "missing-ssh", HF_PART_SSH, host,
+		    "%s: no \"ssh\" name: every host needs one", path);
+}
+
+static void
+read_hosts(struct reader *r, json_t *v, struct jc_hostfile *hf, const char *prefix)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v)) {
+		add_diag(r, false, "bad-type", HF_PART_HOSTS, -1,
+		    "hosts: expected a list of hosts");
+		return;
+	}
+	hf->hosts = xcalloc(json_array_size(v), sizeof(*hf->hosts));
+	hf->nhosts = json_array_size(v);
+	json_array_foreach(v, i, e) {
+		char p[PATH_LEN];
+
+		snprintf(p, sizeof(p), "%.16s[%zu]", prefix, i);
+		read_host(r, e, &hf->hosts[i], (long)i, p);
+	}
+}
+
+static void
+read_envs(struct reader *r, json_t *v, struct jc_hostfile *hf)
+{
+	size_t k;
+	json_t *e;
+
+	if (!json_is_array(v)) {
+		add_diag(r, false, "bad-type", HF_PART_ENVS, -1,
+		    "envs: expected a list of KEY=VALUE strings");
+		return;
+	}
+	hf->envs = xcalloc(json_array_size(v) + 1, sizeof(*hf->envs));
+	json_array_foreach(v, k, e) {
+		const char *s = json_string_value(e);
+
+		if (s == NULL) {
+			add_diag(r, false, "bad-type", HF_PART_ENVS, -1,
+			    "envs[%zu]: expected a KEY=VALUE string", k);
+			continue;
+		}
+		if (!hostfile_env_ok(s)) {
+			char *d = q(s);
+
+			add_diag(r, false, "bad-env", HF_PART_ENVS, -1,
+			    "envs[%zu]: '%s' is not KEY=VALUE with a KEY of letters, digits and _",
+			    k, d);
+			free(d);
+		}
+		hf->envs[hf->nenvs++] = xstrdup(s);
+	}
+}
+
+static void
+read_top(struct reader *r, json_t *root, struct jc_hostfile *hf)
+{
+	const char *key;
+	json_t *e;
+
+	json_object_foreach(root, key, e) {
+		if (strcmp(key, "backend") == 0) {
+			if (json_is_string(e)) {
+				free(hf->backend);
+				hf->backend = xstrdup(json_string_value(e));
+			} else if (!json_is_null(e)) {
+				add_diag(r, false, "bad-type", HF_PART_BACKEND, -1,
+				    "backend: expected a string");
+			}
+		} else if (strcmp(key, "envs") == 0) {
+			read_envs(r, e, hf);
+		} else if (strcmp(key, "hosts") == 0) {
+			read_hosts(r, e, hf, "hosts");
+		} else {
+			unknown_key(r, HF_PART_TOP, -1, "", key);
+		}
+	}
+	if (json_object_get(root, "hosts") == NULL)
+		add_diag(r, false, "missing-hosts", HF_PART_HOSTS, -1,
+		    "no \"hosts\" list in the hostfile object");
+}
+
+int
+hostfile_parse(const char *buf, size_t len, const char *name,
+    struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	struct reader r = { .d = diags, .name = name };
+	struct jc_hostfile *hf;
+	size_t before = diags->nerrors, i;
+	json_error_t je;
+	json_t *root;
+
+	*out = NULL;
+	for (i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", buf[i]) || buf[i] == '\0')
+			break;
+	if (i == len) {
+		add_diag(&r, false, "empty-file", HF_PART_FILE, -1, "the file is empty");
+		return -EINVAL;
+	}
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	if (root == NULL) {
+		syntax_diag(&r, &je);
+		return -EINVAL;
+	}
+	hf = xcalloc(1, sizeof(*hf));
+	hf->backend = xstrdup("");
+	if (json_is_array(root)) {
+		hf->legacy_list = true;
+		read_hosts(&r, root, hf, "");
+	} else if (json_is_object(root)) {
+		read_top(&r, root, hf);
+	} else {
+		add_diag(&r, false, "bad-type", HF_PART_TOP, -1,
+		    "expected a list of hosts or an object with \"hosts\"");
+	}
+	json_decref(root);
+	*out = hf;
+	return diags->nerrors > before ? -EINVAL : 0;
+}
+
+int
+hostfile_load(const char *path, struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	struct reader r = { .d = diags, .name = path };
+	struct jc_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	rc = jc_read_file(path, HOSTFILE_MAX_SIZE, &buf, &len, &err);
+	switch (rc) {
+	case 0:
+		break;
+	case -ENOENT:
+		add_diag(&r, false, "missing-file", HF_PART_FILE, -1, "the file does not exist");
+		return -EINVAL;
+	case -EISDIR:
+		add_diag(&r, false, "not-a-file", HF_PART_FILE, -1,
+		    "this is a directory, not a hostfile");
+		return -EINVAL;
+	case -EFBIG:
+		add_diag(&r, false, "too-large", HF_PART_FILE, -1,
+		    "the file is larger than %zu MiB; a hostfile is a few KiB",
+		    HOSTFILE_MAX_SIZE >> 20);
+		return -EINVAL;
+	default:
+		add_diag(&r, false, "unreadable", HF_PART_FILE, -1, "cannot read the file: %s",
+		    strerror(-rc));
+		return -EINVAL;
+	}
+	rc = hostfile_parse(buf, len, path, out, diags);
+	free(buf);
+	return rc;
+}
+
+int
+hostfile_read_mlx(const char *path, struct jc_hostfile **out, struct jc_err *err)
+{
+	struct hostfile_diags d = { 0 };
+	struct jc_hostfile *hf = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	hostfile_load(path, &hf, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		const struct hostfile_diag *g = &d.v[i];
+
+		if (g->warning || g->part == HF_PART_ENVS)
+			continue;
+		if (strcmp(g->code, "missing-file") == 0)
+			rc = jc_fail(err, -ENOENT, "Hostfile %s doesn't exist", path);
+		else
+			rc = jc_fail(err, -EINVAL, "Failed to parse hostfile %s (%s)", path, g->msg);
+		break;
+	}
+	hostfile_diags_free(&d);
+	if (rc != 0) {
+		jc_hostfile_free(hf);
+		return rc;
+	}
+	*out = hf;
+	return 0;
+}

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Discovery of many hosts at once: a pool of threads, each taking the next
+ * host, connecting, running the one probe script and turning its framed
+ * output into raw outputs and an inventory; or, with a bundle, reading the
+ * raw outputs from disk instead. See probe.h for the framing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "hosts.h"
+#include "probe.h"
+
+#define TOKEN_LEN 32
+
+static const struct jc_platform_ops *const probe_platforms[] = {
+	&jc_platform_macos, &jc_platform_linux,
+};
+
+const char *
+probe_state_name(enum probe_state st)
+{
+	switch (st) {
+	case PROBE_WAITING:
+		return "waiting";
+	case PROBE_CONNECTING:
+		return "connecting";
+	case PROBE_RUNNING:
+		return "probing";
+	case PROBE_DONE:
+		return "done";
+	case PROBE_FAILED:
+		return "failed";
+	case PROBE_UNREACHABLE:
+		return "unreachable";
+	}
+	return "?";
+}
+
+/* the script */
+
+static void
+script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
+{
+	size_t k = 0;
+
+	for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++) {
+		if (strcmp(c->name, "uname.txt") == 0)
+			continue;
+		buf_printf(b, "jc_%zu_%zu() {\n%s\n}\n", pi, k, c->sh);
+	}
+}
+
+char *
+probe_script(double command_timeout)
+{
+	struct jc_buf b = { 0 };
+	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
+
+	buf_puts(&b,
+	    "IFS= read -r T || exit 97\n"
+	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
+	buf_printf(&b, "jc_to=%ld\n", to);
+	/*
+	 * jc_run NAME FUNCTION: frame the function's stdout with its exit
+	 * status; a watchdog sends SIGTERM after jc_to seconds.
+	 */
+	buf_puts(&b,
+	    "jc_run() {\n"
+	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
+	    "\t\"$2\" </dev/null &\n"
+	    "\tjc_p=$!\n"
+	    "\t( trap 'kill $jc_sp 2>/dev/null; exit 0' TERM\n"
+	    "\t  sleep \"$jc_to\" </dev/null >/dev/null 2>&1 & jc_sp=$!\n"
+	    "\t  wait $jc_sp && { echo \"$1: timed out after $jc_to s\" >&2;"
+	    " kill -TERM $jc_p 2>/dev/null; } ) </dev/null >/dev/null &\n"
+	    "\tjc_w=$!\n"
+	    "\twait $jc_p; jc_s=$?\n"
+	    "\tkill $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
+	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
+	    "}\n");
+	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
+		script_platform(&b, probe_platforms[i], i);
+	buf_puts(&b,
+	    "jc_u=$(uname -s </dev/null 2>/dev/null); jc_s=$?\n"
+	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$jc_u\" \"$T\" \"$jc_s\"\n"
+	    "case $jc_u in\n");
+	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++) {
+		const struct jc_platform_ops *p = probe_platforms[i];
+		size_t k = 0;
+
+		buf_printf(&b, "%s)\n", p->uname);
+		for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++)
+			if (strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, "\tjc_run %s jc_%zu_%zu\n", c->name, i, k);
+		buf_puts(&b, "\t;;\n");
+	}
+	buf_puts(&b, "esac\nexit 0\n");
+	return buf_steal(&b);
+}
+
+/* Quote s for a POSIX shell: 'like'\''this'. */
+static char *
+sh_quote(const char *s)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "'");
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			buf_puts(&b, "'\\''");
+		else
+			buf_append(&b, p, 1);
+	}
+	buf_puts(&b, "'");
+	return buf_steal(&b);
+}
+
+static bool
+frame_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 128 || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* Next "TOKEN B " at the start of out or of a line, from pos; NULL if none. */
+static const char *
+find_begin(const char *out, size_t len, size_t pos, const char *token)
+{
+	size_t tl = strlen(token);
+
+	while (pos < len) {
+		const char *p = memmem(out + pos, len - pos, token, tl);
+
+		if (p == NULL)
+			return NULL;
+		if ((p == out || p[-1] == '\n') && (size_t)(out + len - p) >= tl + 3 &&
+		    memcmp(p + tl, " B ", 3) == 0)
+			return p;
+		pos = (size_t)(p - out) + 1;
+	}
+	return NULL;
+}
+
+int
+probe_split(const char *token, const char *out, size_t len, struct jc_raw *raw,
+    size_t *ends, size_t nends, struct jc_err *err)
+{
+	size_t tl = strlen(token), pos = 0;
+	int nframes = 0;
+
+	if (tl == 0)
+		return jc_fail(err, -EINVAL, "empty frame token");
+	for (;;) {
+		const char *b = find_begin(out, len, pos, token), *name, *nl, *e, *st, *stend;
+		size_t nlen, dstart;
+		struct jc_buf needle = { 0 };
+		char namebuf[129], num[16];
+		long status;
+
+		if (b == NULL)
+			break;
+		name = b + tl + 3;
+		nl = memchr(name, '\n', (size_t)(out + len - name));
+		if (nl == NULL)
+			return jc_fail(err, -EPROTO, "probe output cut short in a frame header");
+		nlen = (size_t)(nl - name);
+		if (!frame_name_ok(name, nlen))
+			return jc_fail(err, -EPROTO, "probe output has a frame with a bad name");
+		memcpy(namebuf, name, nlen);
+		namebuf[nlen] = '\0';
+		dstart = (size_t)(nl + 1 - out);
+		buf_printf(&needle, "\n%s E %s ", token, namebuf);
+		e = memmem(out + dstart, len - dstart, needle.data, needle.len);
+		if (e == NULL) {
+			buf_free(&needle);
+			return jc_fail(err, -EPROTO, "the output of %s was cut short", namebuf);
+		}
+		st = e + needle.len;
+		buf_free(&needle);
+		stend = memchr(st, '\n', (size_t)(out + len - st));
+		if (stend == NULL || stend == st || (size_t)(stend - st) >= sizeof(num))
+			return jc_fail(err, -EPROTO, "the output of %s has no exit status", namebuf);
+		memcpy(num, st, (size_t)(stend - st));
+		num[stend - st] = '\0';
+		if (!jc_parse_int(num, 0, 255, &status))
+			return jc_fail(err, -EPROTO, "the output of %s has a bad exit status", namebuf);
+		raw_add(raw, namebuf, out + dstart, (size_t)(e - (out + dstart)), (int)status);
+		pos = (size_t)(stend + 1 - out);
+		if (ends != NULL && (size_t)nframes < nends)
+			ends[nframes] = pos;
+		nframes++;
+	}
+	return nframes;
+}
+
+int
+probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	const struct jc_platform_ops *p = platform_for_raw(raw);
+
+	if (p == NULL) {
+		const struct jc_raw_out *u = raw_get(raw, "uname.txt");
+
+		if (u != NULL && u->len > 0) {
+			size_t n = strcspn(u->data, "\r\n");
+
+			return jc_fail(err, -ENOTSUP, "unsupported system: uname -s says '%.*s'",
+			    (int)(n > 64 ? 64 : n), u->data);
+		}
+		return jc_fail(err, -ENOTSUP, "cannot tell which system the outputs come from");
+	}
+	return p->parse(h, raw, err);
+}
+
+/* live probing */
+
+struct timeline {
+	size_t off;		/* stdout length after a chunk */
+	double t;		/* when it arrived */
+};
+
+struct shared {
+	const struct probe_opts *o;
+	const char *command;	/* exec /bin/sh -c '<script>' */
+	char token[TOKEN_LEN + 2];
+	struct jc_host *hosts;
+	struct jc_raw *raws;
+	size_t n;
+	pthread_mutex_t mu;	/* next, nerr and the callbacks */
+	size_t next;
+	size_t nerr;
+};
+
+struct collector {
+	struct jc_buf out, err;
+	size_t cap;
+	bool over;
+	struct timeline *tl;
+	size_t ntl;
+};
+
+static void
+report(struct shared *sh, size_t i, enum probe_state st)
+{
+	if (sh->o->progress == NULL)
+		return;
+	pthread_mutex_lock(&sh->mu);
+	sh->o->progress(sh->o->arg, i, st);
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static int
+collect(void *arg, int fd, const char *data, size_t len)
+{
+	struct collector *c = arg;
+
+	if (c->out.len + c->err.len + len > c->cap) {
+		c->over = true;
+		return 1;
+	}
+	if (fd == 2) {
+		buf_append(&c->err, data, len);
+		return 0;
+	}
+	buf_append(&c->out, data, len);
+	c->tl = xreallocarray(c->tl, c->ntl + 1, sizeof(*c->tl));
+	c->tl[c->ntl].off = c->out.len;
+	c->tl[c->ntl].t = jc_now();
+	c->ntl++;
+	return 0;
+}
+
+/* When the byte before off arrived. */
+static double
+arrival(const struct collector *c, size_t off, double t0)
+{
+	for (size_t i = 0; i < c->ntl; i++)
+		if (c->tl[i].off >= off)
+			return c->tl[i].t;
+	return c->ntl ? c->tl[c->ntl - 1].t : t0;
+}
+
+static void
+log_commands(struct shared *sh, size_t i, const struct collector *c, const struct jc_raw *raw,
+    const size_t *ends, size_t nframes, double t0)
+{
+	double prev = t0;
+
+	if (sh->o->log == NULL)
+		return;
+	pthread_mutex_lock(&sh->mu);
+	for (size_t k = 0; k < nframes && k < raw->n; k++) {
+		const char *sh_text = raw->outs[k].name;
+		double t = arrival(c, ends[k], t0);
+
+		/* name the command by its sh text when a backend knows it */
+		for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++)
+			for (const struct jc_probe_cmd *pc = probe_platforms[p]->cmds; pc->name; pc++)
+				if (strcmp(pc->name, raw->outs[k].name) == 0)
+					sh_text = pc->sh;
+		if (strcmp(raw->outs[k].name, "uname.txt") == 0)
+			sh_text = "uname -s";
+		sh->o->log(sh->o->arg, i, sh_text, raw->outs[k].status, t - prev);
+		prev = t;
+	}
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static void
+host_fail(struct jc_host *h, bool reachable, const char *msg)
+{
+	h->reachable = reachable;
+	free(h->error);
+	h->error = xstrdup(msg);
+}
+
+static char *
+first_line(const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\r\n");
+
+	return xstrndup(s, n > max ? max : n);
+}
+
+static void
+probe_one(struct shared *sh, size_t i)
+{
+	struct jc_host *h = &sh->hosts[i];
+	struct jc_raw tmp = { 0 }, *raw = sh->raws ? &sh->raws[i] : &tmp;
+	struct collector c = { .cap = sh->o->cap ? sh->o->cap : TR_DEFAULT_CAP };
+	static const struct tr_stream_cbs cbs = { collect, NULL };
+	struct tr_session *s = NULL;
+	struct tr_stream *st = NULL;
+	struct jc_err err = { 0 };
+	size_t ends[256];
+	double t0, bound;
+	int r, status = -1, nframes;
+	size_t nk = 0;
+
+	free(raw->host);
+	raw->host = xstrdup(h->name);
+	report(sh, i, PROBE_CONNECTING);
+	r = tr_connect(h->name, h->user, h->port, &sh->o->tr, &s, &err);
+	if (r != 0) {
+		host_fail(h, false, err.msg);
+		report(sh, i, PROBE_UNREACHABLE);
+		goto out;
+	}
+	h->reachable = true;
+	report(sh, i, PROBE_RUNNING);
+	t0 = jc_now();
+	/* each command is bounded remotely; this bounds the whole script */
+	for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++) {
+		size_t k = 0;
+
+		for (const struct jc_probe_cmd *pc = probe_platforms[p]->cmds; pc->name; pc++)
+			k++;
+		if (k > nk)
+			nk = k;
+	}
+	bound = (double)(nk + 1) * (sh->o->command_timeout > 0 ? sh->o->command_timeout : 60) + 10;
+	r = tr_stream_start(s, sh->command, &cbs, &c, &st, &err);
+	if (r == 0) {
+		tr_stream_write(st, sh->token, strlen(sh->token));
+		tr_stream_close_stdin(st);
+		r = tr_stream_wait(st, bound, &status, NULL, &err);
+		if (r == TR_ESTOPPED && c.over)
+			r = jc_fail(&err, TR_ETOOBIG,
+			    "the probe printed more than %zu MiB: refused", c.cap / (1024 * 1024));
+	}
+	tr_stream_free(st);
+	tr_close(s);
+	if (r != 0) {
+		host_fail(h, true, err.msg);
+		report(sh, i, PROBE_FAILED);
+		goto out;
+	}
+	if (c.out.data == NULL)
+		buf_puts(&c.out, "");
+	{
+		/* the token as written to stdin ends with a newline */
+		char token[TOKEN_LEN + 1];
+
+		memcpy(token, sh->token, TOKEN_LEN);
+		token[TOKEN_LEN] = '\0';
+		nframes = probe_split(token, c.out.data, c.out.len, raw, ends, JC_ARRAY_LEN(ends), &err);
+	}
+	if (nframes >= 0 && raw_get(raw, "uname.txt") == NULL) {
+		char *why = c.err.len ? first_line(c.err.data, 200) : xasprintf("exit status %d", status);
+
+		nframes = jc_fail(&err, -EPROTO, "the probe script failed: %s", why);
+		free(why);
+	}
+	if (nframes < 0) {
+		host_fail(h, true, err.msg);
+		report(sh, i, PROBE_FAILED);
+		goto out;
+	}
+	log_commands(sh, i, &c, raw, ends, (size_t)nframes, t0);
+	if (probe_parse_raw(h, raw, &err) != 0) {
+		host_fail(h, true, err.msg);
+		report(sh, i, PROBE_FAILED);
+		goto out;
+	}
+	report(sh, i, PROBE_DONE);
+out:
+	if (h->error != NULL) {
+		pthread_mutex_lock(&sh->mu);
+		sh->nerr++;
+		pthread_mutex_unlock(&sh->mu);
+	}
+	raw_clear(&tmp);
+	buf_free(&c.out);
+	buf_free(&c.err);
+	free(c.tl);
+}
+
+static void *
+worker(void *arg)
+{
+	struct shared *sh = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&sh->mu);
+		i = sh->next++;
+		pthread_mutex_unlock(&sh->mu);
+		if (i >= sh->n)
+			return NULL;
+		probe_one(sh, i);
+	}
+}
+
+static void
+make_token(char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[TOKEN_LEN / 2];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, rnd, sizeof(rnd)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(rnd)) {
+		struct timespec ts;
+		unsigned long x;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = (unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
+		    ((unsigned long)getpid() << 7);
+		for (size_t i = 0; i < sizeof(rnd); i++) {
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+			rnd[i] = (unsigned char)(x >> 33);
+		}
+	}
+	/* "jc" first: the token is never a number or an option */
+	out[0] = 'j';
+	out[1] = 'c';
+	for (size_t i = 1; i < sizeof(rnd); i++) {
+		out[2 * i] = hex[rnd[i] >> 4];
+		out[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	out[TOKEN_LEN] = '\n';
+	out[TOKEN_LEN + 1] = '\0';
+}
+
+static size_t
+replay(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct jc_raw *raws)
+{
+	size_t nerr = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct jc_raw tmp = { 0 }, *raw = raws ? &raws[i] : &tmp;
+		struct jc_err err = { 0 };
+
+		if (o->progress)
+			o->progress(o->arg, i, PROBE_RUNNING);
+		raw_clear(raw);
+		if (bundle_load_host(o->from, hosts[i].name, raw, &err) != 0) {
+			raw->host = xstrdup(hosts[i].name);
+			host_fail(&hosts[i], false, err.msg);
+			nerr++;
+			if (o->progress)
+				o->progress(o->arg, i, PROBE_UNREACHABLE);
+		} else {
+			hosts[i].reachable = true;
+			if (probe_parse_raw(&hosts[i], raw, &err) != 0) {
+				host_fail(&hosts[i], true, err.msg);
+				nerr++;
+			}
+			if (o->progress)
+				o->progress(o->arg, i, hosts[i].error ? PROBE_FAILED : PROBE_DONE);
+		}
+		raw_clear(&tmp);
+	}
+	return nerr;
+}
+
+size_t
+probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct jc_raw *raws)
+{
+	struct shared sh = { .o = o, .hosts = hosts, .raws = raws, .n = n };
+	pthread_t tids[PROBE_MAX_THREADS];
+	size_t nt = n < PROBE_MAX_THREADS ? n : PROBE_MAX_THREADS, started = 0;
+	char *script, *quoted;
+
+	if (o->from != NULL)
+		return replay(hosts, n, o, raws);
+	for (size_t i = 0; i < n; i++)
+		if (o->progress)
+			o->progress(o->arg, i, PROBE_WAITING);
+	make_token(sh.token);
+	script = probe_script(o->command_timeout);
+	quoted = sh_quote(script);
+	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
+	free(quoted);
+	free(script);
+	pthread_mutex_init(&sh.mu, NULL);
+	for (size_t i = 0; i < nt; i++) {
+		if (pthread_create(&tids[started], NULL, worker, &sh) != 0)
+			break;
+		started++;
+	}
+	if (started == 0)
+		worker(&sh);	/* no thread at all: probe here, one by one */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	pthread_mutex_destroy(&sh.mu);
+	free((char *)sh.command);
+	return sh.nerr;
+}
+
+int
+probe_bundle_hosts(const char *dir, struct jc_host **out, size_t *n, struct jc_err *err)
+{
+	struct jc_strv names = { 0 };
+	struct jc_host *hosts;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if ((r = bundle_hosts(dir, &names, err)) != 0) {
+		strv_free(&names);
+		return r;
+	}
+	if (names.n == 0) {
+		strv_free(&names);
+		return jc_fail(err, -ENOENT, "%s: the bundle holds no host", dir);
+	}
+	hosts = xcalloc(names.n, sizeof(*hosts));
+	for (size_t i = 0; i < names.n; i++) {
+		hosts[i].name = xstrdup(names.v[i]);
+		hosts[i].target = xstrdup(names.v[i]);
+	}
+	*out = hosts;
+	*n = names.n;
+	strv_free(&names);
+	return 0;
+}

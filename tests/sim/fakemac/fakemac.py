@@ -1,0 +1,1211 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""fakemac.py - fake macOS commands for one simulated host (python3 stdlib only).
+
+    fakemac.py --simhost HOSTDIR COMMAND [ARGS...]
+
+simcluster.sh puts one small wrapper per command in HOSTDIR/bin (first on the
+PATH of ssh sessions) and, with KC_OVERLAY=1, also at the macOS absolute paths
+(/usr/sbin/system_profiler, /sbin/ifconfig, /usr/bin/sudo, ...) inside the
+host's mount namespace.  HOSTDIR/mac.json (written by simtopo.py) describes
+the host; live interface state comes from `ip` inside the host's network
+namespace.
+
+Commands: system_profiler, networksetup, ibv_devices, ibv_devinfo, ipconfig,
+ifconfig, route, sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
+
+With FAKEMAC_OFFLINE=1 in the environment nothing is read from the live
+network: interfaces, carriers and addresses are derived from mac.json (the
+management address on en0, IPv6 link-local addresses on interfaces with a
+carrier, cabled Thunderbolt ports up with a carrier, the others without), so
+outputs can be generated without namespaces or root (tests/sim/make-bundle.sh).
+
+A host with "system_profiler" set to "garbage", "truncated", "empty" or
+"error" in its topology gets a broken system_profiler (noise, the normal
+output cut in the middle, nothing at all, or an error and exit status 1).
+
+Every invocation is appended to HOSTDIR/calls.log; invocations that change (or
+try to change) the host are also appended to HOSTDIR/mutations.log, one line
+each: `rc=<exit status> sudo=<0|1> <command line>`.  Mutating commands need
+root, as on a Mac where the ssh user is not root: they fail unless run through
+the fake sudo (which sets SIMCLUSTER_SUDO=1).
+"""
+
+import datetime
+import fcntl
+import ipaddress
+import json
+import os
+import plistlib
+import shlex
+import shutil
+import subprocess
+import sys
+
+SYS_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+IP = shutil.which("ip", path=SYS_PATH) or "ip"
+TIMESTAMP = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+
+
+class Host:
+    def __init__(self, hostdir):
+        self.dir = hostdir
+        with open(os.path.join(hostdir, "mac.json")) as f:
+            self.cfg = json.load(f)
+        self.sudo = os.environ.get("SIMCLUSTER_SUDO") == "1"
+
+    # ---- persistent state (bridge0, network services) ----
+    def _default_state(self):
+        return {"bridge0": {"exists": True, "up": True,
+                            "members": list(self.cfg["bridge"]["members"])},
+                "services_disabled": []}
+
+    def state(self):
+        try:
+            with open(os.path.join(self.dir, "state.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return self._default_state()
+
+    def update_state(self, fn):
+        lock = os.path.join(self.dir, "state.lock")
+        with open(lock, "a") as lf:
+            fcntl.flock(lf, fcntl.LOCK_EX)
+            st = self.state()
+            fn(st)
+            tmp = os.path.join(self.dir, "state.json.tmp")
+            with open(tmp, "w") as f:
+                json.dump(st, f, indent=1)
+            os.replace(tmp, os.path.join(self.dir, "state.json"))
+
+    # ---- logs ----
+    def log(self, argv, rc, mutating):
+        line = f"rc={rc} sudo={1 if self.sudo else 0} {shlex.join(argv)}\n"
+        files = ["calls.log"] + (["mutations.log"] if mutating else [])
+        for name in files:
+            fd = os.open(os.path.join(self.dir, name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+
+    # ---- live network state ----
+    def links(self):
+        if OFFLINE:
+            return offline_links(self.cfg)
+        try:
+            out = subprocess.run([IP, "-j", "addr", "show"], capture_output=True, text=True,
+                                 check=True).stdout
+            return {d["ifname"]: d for d in json.loads(out)}
+        except (OSError, subprocess.CalledProcessError, ValueError):
+            return {}
+
+    def ipv4(self, ifname, links=None):
+        d = (links if links is not None else self.links()).get(ifname)
+        if not d:
+            return []
+        return [(a["local"], a["prefixlen"]) for a in d.get("addr_info", [])
+                if a.get("family") == "inet"]
+
+    def tb_port(self, ifname):
+        for p in self.cfg["tb_ports"]:
+            if p["if"] == ifname:
+                return p
+        return None
+
+
+OFFLINE = os.environ.get("FAKEMAC_OFFLINE") == "1"
+
+
+def link_local(mac):
+    """EUI-64 IPv6 link-local address of a MAC, as Linux would assign it."""
+    b = [int(x, 16) for x in mac.split(":")]
+    b[0] ^= 2
+    w = [b[0] << 8 | b[1], b[2] << 8 | 0xFF, 0xFE << 8 | b[3], b[4] << 8 | b[5]]
+    return str(ipaddress.IPv6Address("fe80::" + ":".join(f"{x:x}" for x in w)))
+
+
+def offline_links(cfg):
+    """What `ip -j addr show` would report on a freshly brought up host."""
+    def link(name, mac, carrier, inet=None):
+        addrs = []
+        if inet:
+            net = ipaddress.IPv4Network(f"{inet[0]}/{inet[1]}", strict=False)
+            addrs.append({"family": "inet", "local": inet[0], "prefixlen": inet[1],
+                          "broadcast": str(net.broadcast_address)})
+        if carrier:
+            addrs.append({"family": "inet6", "local": link_local(mac), "prefixlen": 64})
+        return {"ifname": name, "flags": ["BROADCAST", "MULTICAST", "UP"]
+                + (["LOWER_UP"] if carrier else []), "mtu": 1500, "address": mac,
+                "addr_info": addrs}
+    res = {"lo": {"ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "mtu": 65536,
+                  "addr_info": [{"family": "inet", "local": "127.0.0.1", "prefixlen": 8},
+                                {"family": "inet6", "local": "::1", "prefixlen": 128}]}}
+    m = cfg["mgmt"]
+    res[m["if"]] = link(m["if"], m["mac"], True, (m["ip"], m["prefix"]))
+    for p in cfg["tb_ports"]:
+        res[p["if"]] = link(p["if"], p["mac"], p["cabled"])
+    return res
+
+
+def out(text):
+    sys.stdout.write(text)
+
+
+def err(text):
+    sys.stderr.write(text)
+
+
+def run_ip(*args):
+    r = subprocess.run([IP, *args], capture_output=True, text=True)
+    return r.returncode, r.stderr.strip()
+
+
+# --------------------------------------------------------------------------
+# system_profiler
+
+def sp_hardware(host):
+    c = host.cfg
+    p, e = c["cores"]
+    return [{
+        "_name": "hardware_overview",
+        "activation_lock_status": "activation_lock_disabled",
+        "chip_type": c["chip"],
+        "machine_model": c["model"],
+        "machine_name": c["family"],
+        "number_processors": f"proc {p + e}:{p}:{e}",
+        "physical_memory": f"{c['memory_gb']} GB",
+        "platform_UUID": c["platform_uuid"],
+        "serial_number": c["serial"],
+    }]
+
+
+def sp_software(host):
+    c = host.cfg
+    return [{
+        "_name": "os_overview",
+        "boot_mode": "normal_boot",
+        "kernel_version": f"Darwin {c['darwin']}",
+        "local_host_name": c["computer_name"],
+        "os_version": f"macOS {c['macos']} ({c['build']})",
+        "secure_vm": "secure_vm_enabled",
+        "system_integrity": "integrity_enabled",
+        "user_name": "root (root)",
+    }]
+
+
+SP_TYPES = {
+    "SPHardwareDataType": (sp_hardware, "SPRootDataType", "SPPlatformReporter", "-2"),
+    "SPSoftwareDataType": (sp_software, "SPRootDataType", "SPOSReporter", "-2"),
+    "SPThunderboltDataType": (lambda host: host.cfg["sp_thunderbolt"], "SPHardwareDataType",
+                              "SPThunderboltReporter", -1),
+}
+
+
+def sp_text_thunderbolt(items):
+    lines = ["Thunderbolt/USB4:", ""]
+
+    def tag_lines(tag, ind):
+        status = ("Device connected" if tag.get("receptacle_status_key") == "receptacle_connected"
+                  else "No device connected")
+        res = [f"{ind}Status: {status}", f"{ind}Link Status: {tag.get('link_status_key', '')}",
+               f"{ind}Speed: {tag.get('current_speed_key', '')}"]
+        if "receptacle_id_key" in tag:
+            res.append(f"{ind}Receptacle: {tag['receptacle_id_key']}")
+        if "micro_version_key" in tag:
+            res.append(f"{ind}Micro Firmware Version: {tag['micro_version_key']}")
+        return res
+
+    def device(item, ind):
+        res = [f"{ind}{item['_name']}:", ""]
+        d = ind + "  "
+        res.append(f"{d}Vendor Name: {item.get('vendor_name_key', '')}")
+        res.append(f"{d}Device Name: {item.get('device_name_key', '')}")
+        if "mode_key" in item:
+            mode = {"usb_four_v2": "USB4 v2", "usb_four": "USB4",
+                    "thunderbolt_three": "Thunderbolt 3"}.get(item["mode_key"], item["mode_key"])
+            res.append(f"{d}Mode: {mode}")
+        if "device_id_key" in item:
+            res.append(f"{d}Device ID: {item['device_id_key']}")
+        if "vendor_id_key" in item:
+            res.append(f"{d}Vendor ID: {item['vendor_id_key']}")
+        if "device_revision_key" in item:
+            res.append(f"{d}Device Revision: {item['device_revision_key']}")
+        if "switch_uid_key" in item:
+            res.append(f"{d}UID: {item['switch_uid_key']}")
+        if "route_string_key" in item:
+            res.append(f"{d}Route String: {item['route_string_key']}")
+        if "switch_version_key" in item:
+            res.append(f"{d}Firmware Version: {item['switch_version_key']}")
+        if "domain_uuid_key" in item:
+            res.append(f"{d}Domain UUID: {item['domain_uuid_key']}")
+        for key in sorted(k for k in item if k.startswith("receptacle_") and k.endswith("_tag")):
+            label = "Port (Upstream):" if "upstream" in key else "Port:"
+            res.append(f"{d}{label}")
+            res += tag_lines(item[key], d + "    ")
+        if item.get("services_title"):
+            res.append(f"{d}Services:")
+            for s in item["services_title"]:
+                if s["_name"] == "service_ip":
+                    res.append(f"{d}  Internet Protocol:")
+                else:
+                    res.append(f"{d}  Service: Unknown:")
+                s_ind = d + "    "
+                res.append(f"{s_ind}Protocol ID: {s['protocol_id_key']}")
+                res.append(f"{s_ind}Protocol Version: {s['protocol_version_key']}")
+                res.append(f"{s_ind}Protocol Revision: {s['protocol_revision_key']}")
+                if s.get("protocol_id_key") == 64087:
+                    res.append(f"{s_ind}Service Key: rdma")
+                res.append(f"{s_ind}Service UUID: {s['service_uuid_key']}")
+        res.append("")
+        for sub in item.get("_items", []):
+            res += device(sub, ind + "  ")
+        return res
+
+    for bus in items:
+        n = bus["_name"].rsplit("_", 1)[-1]
+        lines.append(f"    Thunderbolt/USB4 Bus {n}:")
+        lines.append("")
+        ind = "      "
+        lines.append(f"{ind}Vendor Name: {bus['vendor_name_key']}")
+        lines.append(f"{ind}Device Name: {bus['device_name_key']}")
+        lines.append(f"{ind}UID: {bus['switch_uid_key']}")
+        lines.append(f"{ind}Route String: {bus['route_string_key']}")
+        lines.append(f"{ind}Domain UUID: {bus['domain_uuid_key']}")
+        lines.append(f"{ind}Port:")
+        lines += tag_lines(bus["receptacle_1_tag"], ind + "    ")
+        lines.append("")
+        for item in bus.get("_items", []):
+            lines += device(item, "        ")
+    return "\n".join(lines) + "\n"
+
+
+def sp_text_hardware(items):
+    i = items[0]
+    cores = i["number_processors"].split(":")
+    return ("Hardware:\n\n    Hardware Overview:\n\n"
+            f"      Model Name: {i['machine_name']}\n"
+            f"      Model Identifier: {i['machine_model']}\n"
+            f"      Chip: {i['chip_type']}\n"
+            f"      Total Number of Cores: {cores[0].split()[1]} ({cores[1]} performance and "
+            f"{cores[2]} efficiency)\n"
+            f"      Memory: {i['physical_memory']}\n"
+            f"      Serial Number (system): {i['serial_number']}\n"
+            f"      Hardware UUID: {i['platform_UUID']}\n"
+            "      Activation Lock Status: Disabled\n\n")
+
+
+def sp_text_software(items):
+    i = items[0]
+    return ("Software:\n\n    System Software Overview:\n\n"
+            f"      System Version: {i['os_version']}\n"
+            f"      Kernel Version: {i['kernel_version']}\n"
+            "      Boot Mode: Normal\n"
+            f"      Computer Name: {i['local_host_name']}\n"
+            f"      User Name: {i['user_name']}\n"
+            "      Secure Virtual Memory: Enabled\n"
+            "      System Integrity Protection: Enabled\n\n")
+
+
+def sp_broken(host, args):
+    """A broken system_profiler (topology host option "system_profiler")."""
+    mode = host.cfg.get("system_profiler", "normal")
+    if mode == "garbage":
+        out("2026-01-01 12:00:00.000 system_profiler[4242:77777] Unexpected reply\n"
+            "\x1b[0m\x1b[2K)]}'\n<<<<<<< ~~ ~ SPThunderboltDataType ~ >>>>>>>\n"
+            "\"_name\" ; \"thunderboltusb4_bus_ ;; \ufffd\ufffd 0x2 [ } ] {\n"
+            "This is not JSON, XML or system_profiler text.\n")
+        return 0
+    if mode == "empty":
+        return 0
+    if mode == "error":
+        err("system_profiler: SPThunderboltDataType: the data type did not respond "
+            "(timeout)\n")
+        return 1
+    return None
+
+
+def cmd_system_profiler(host, args):
+    mode = host.cfg.get("system_profiler", "normal")
+    if mode not in ("normal", "truncated"):
+        return sp_broken(host, args)
+    if mode == "truncated":
+        saved = sys.stdout
+        import io
+        sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        try:
+            rc = cmd_system_profiler_real(host, args)
+            sys.stdout.flush()
+            data = sys.stdout.buffer.getvalue()
+        finally:
+            sys.stdout = saved
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data[:len(data) * 2 // 5])
+        return rc
+    return cmd_system_profiler_real(host, args)
+
+
+def cmd_system_profiler_real(host, args):
+    fmt = "text"
+    types = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-json":
+            fmt = "json"
+        elif a == "-xml":
+            fmt = "xml"
+        elif a in ("-detailLevel", "-timeout"):
+            i += 1
+        elif a in ("-nospawn",):
+            pass
+        elif a == "-listDataTypes":
+            out("Available Datatypes:\n" + "".join(t + "\n" for t in sorted(SP_TYPES)))
+            return 0
+        elif a.startswith("-"):
+            err(f"system_profiler: unknown option {a}\n")
+            return 1
+        else:
+            types.append(a)
+        i += 1
+    if not types:
+        types = ["SPHardwareDataType", "SPSoftwareDataType", "SPThunderboltDataType"]
+    known = [t for t in types if t in SP_TYPES]
+    if fmt == "json":
+        doc = {t: SP_TYPES[t][0](host) for t in known}
+        if doc:
+            out(json.dumps(doc, indent=2, sort_keys=True, separators=(",", " : ")) + "\n")
+        else:
+            out("{\n\n}\n")
+    elif fmt == "xml":
+        arr = []
+        for t in known:
+            fn, parent, reporter, level = SP_TYPES[t]
+            arr.append({
+                "_SPCommandLineArguments": ["/usr/sbin/system_profiler", "-nospawn", "-xml", t,
+                                            "-detailLevel", "full"],
+                "_SPCompletionInterval": 0.0875,
+                "_SPResponseTime": 0.1123,
+                "_dataType": t,
+                "_detailLevel": level,
+                "_items": fn(host),
+                "_parentDataType": parent,
+                "_timeStamp": TIMESTAMP,
+                "_versionInfo": {f"com.apple.SystemProfiler.{reporter}": "1.0"},
+            })
+        sys.stdout.flush()
+        sys.stdout.buffer.write(plistlib.dumps(arr, fmt=plistlib.FMT_XML, sort_keys=True))
+    else:
+        text = {"SPThunderboltDataType": sp_text_thunderbolt,
+                "SPHardwareDataType": sp_text_hardware,
+                "SPSoftwareDataType": sp_text_software}
+        out("".join(text[t](SP_TYPES[t][0](host)) for t in known))
+    return 0
+
+
+# --------------------------------------------------------------------------
+# networksetup
+
+def services(host):
+    """(service name, hardware port, device) in service order."""
+    res = []
+    for name, dev, _mac in host.cfg["hardware_ports"]:
+        if name.startswith("Thunderbolt ") and name != "Thunderbolt Bridge":
+            continue
+        res.append((name, name, dev))
+    return res
+
+
+def cmd_networksetup(host, args):
+    if not args:
+        out("networksetup Help Information\n-------------------------------\n"
+            "Usage: networksetup -listallhardwareports\n")
+        return 0
+    op = args[0]
+    st = host.state()
+    disabled = set(st["services_disabled"])
+    if op == "-listallhardwareports":
+        text = ""
+        for name, dev, mac in host.cfg["hardware_ports"]:
+            text += f"\nHardware Port: {name}\nDevice: {dev}\nEthernet Address: {mac}\n"
+        text += "\nVLAN Configurations\n===================\n"
+        out(text)
+        return 0
+    if op == "-listallnetworkservices":
+        out("An asterisk (*) denotes that a network service is disabled.\n")
+        for name, _, _ in services(host):
+            out(("*" if name in disabled else "") + name + "\n")
+        return 0
+    if op == "-listnetworkserviceorder":
+        out("An asterisk (*) denotes that a network service is disabled.\n")
+        for k, (name, port, dev) in enumerate(services(host), 1):
+            num = "*" if name in disabled else str(k)
+            out(f"({num}) {name}\n(Hardware Port: {port}, Device: {dev})\n\n")
+        return 0
+    if op == "-getnetworkserviceenabled":
+        names = [s[0] for s in services(host)]
+        if len(args) < 2 or args[1] not in names:
+            out(f"{args[1] if len(args) > 1 else ''} is not a recognized network service.\n"
+                "** Error: The parameters were not valid.\n")
+            return 4
+        out("Disabled\n" if args[1] in disabled else "Enabled\n")
+        return 0
+    if op == "-getinfo":
+        names = {s[0]: s[2] for s in services(host)}
+        if len(args) < 2 or args[1] not in names:
+            out(f"{args[1] if len(args) > 1 else ''} is not a recognized network service.\n"
+                "** Error: The parameters were not valid.\n")
+            return 4
+        dev = names[args[1]]
+        addrs = host.ipv4(dev)
+        mac = {d: m for _, d, m in host.cfg["hardware_ports"]}.get(dev, "")
+        if addrs:
+            a, p = addrs[0]
+            mask = str(ipaddress.IPv4Network(f"0.0.0.0/{p}").netmask)
+            out(f"Manual Configuration\nIP address: {a}\nSubnet mask: {mask}\nRouter: (null)\n")
+        else:
+            out("DHCP Configuration\nClient ID: \n")
+        out(f"IPv6: Automatic\nIPv6 IP address: none\nIPv6 Router: none\nEthernet Address: {mac}\n")
+        return 0
+    if op in ("-setnetworkserviceenabled",) and len(args) >= 3:
+        name, on = args[1], args[2].lower() in ("on", "yes", "1", "true")
+        if name not in [s[0] for s in services(host)]:
+            out(f"{name} is not a recognized network service.\n"
+                "** Error: The parameters were not valid.\n")
+            return 4
+
+        def apply(st):
+            d = set(st["services_disabled"])
+            d.discard(name) if on else d.add(name)
+            st["services_disabled"] = sorted(d)
+            if name == "Thunderbolt Bridge" and st["bridge0"]["exists"]:
+                st["bridge0"]["up"] = on
+        host.update_state(apply)
+        return 0
+    if op.startswith(("-set", "-create", "-remove", "-delete", "-switch", "-order", "-add",
+                      "-renew", "-import", "-export", "-detectnewhardware")):
+        # accepted and recorded, no effect on the simulation
+        return 0
+    if op.startswith("-get") or op.startswith("-list") or op in ("-version", "-help", "-printcommands"):
+        return 0
+    out(f"** Error: Unknown command {op}\n")
+    return 1
+
+
+NETWORKSETUP_MUTATING = ("-set", "-create", "-remove", "-delete", "-switch", "-order", "-add",
+                         "-renew", "-import", "-detectnewhardware")
+
+
+# --------------------------------------------------------------------------
+# ibv_devices / ibv_devinfo / rdma_ctl
+
+def rdma_devices(host):
+    if not host.cfg["rdma_enabled"]:
+        return []
+    return [(f"rdma_{p['if']}", p) for p in host.cfg["tb_ports"]]
+
+
+def cmd_ibv_devices(host, args):
+    out("    %-16s\t   node GUID\n" % "device")
+    out("    %-16s\t----------------\n" % "------")
+    for name, p in rdma_devices(host):
+        out("    %-16s\t%s\n" % (name, p["guid"]))
+    return 0
+
+
+def guid_str(g):
+    return ":".join(g[i:i + 4] for i in range(0, 16, 4))
+
+
+def cmd_ibv_devinfo(host, args):
+    devname, port_only, verbose = None, None, False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-d", "--ib-dev") and i + 1 < len(args):
+            devname = args[i + 1]
+            i += 1
+        elif a.startswith("--ib-dev="):
+            devname = a.split("=", 1)[1]
+        elif a in ("-i", "--ib-port") and i + 1 < len(args):
+            port_only = args[i + 1]
+            i += 1
+        elif a in ("-v", "--verbose"):
+            verbose = True
+        elif a in ("-l", "--list"):
+            devs = rdma_devices(host)
+            out("%d HCA%s found:\n" % (len(devs), "s" if len(devs) != 1 else ""))
+            for name, _ in devs:
+                out(f"\t{name}\n")
+            out("\n")
+            return 0
+        else:
+            out(f"Usage: {os.path.basename(sys.argv[0])}             print the ca attributes\n")
+            return 255
+        i += 1
+    devs = rdma_devices(host)
+    if devname is not None:
+        devs = [d for d in devs if d[0] == devname]
+        if not devs:
+            err(f"IB device '{devname}' wasn't found\n")
+            return 255
+    elif not devs:
+        err("No IB devices found\n")
+        return 255
+    if port_only not in (None, "1"):
+        err(f"port {port_only} is not valid\n")
+        return 255
+    sys_guid = host.cfg["tb_ports"][0]["guid"]
+    links = host.links() if verbose else {}
+    for name, p in devs:
+        out(f"hca_id:\t{name}\n")
+        out("\ttransport:\t\t\tThunderbolt (100)\n")
+        out(f"\tnode_guid:\t\t\t{guid_str(p['guid'])}\n")
+        out(f"\tsys_image_guid:\t\t\t{guid_str(sys_guid)}\n")
+        out("\tvendor_id:\t\t\t0x0000\n")
+        out("\tvendor_part_id:\t\t\t0\n")
+        out("\thw_ver:\t\t\t\t0x0\n")
+        out("\tphys_port_cnt:\t\t\t1\n")
+        out("\t\tport:\t1\n")
+        out("\t\t\tstate:\t\t\t%s\n" % ("PORT_ACTIVE (4)" if p["rdma_active"] else "PORT_DOWN (1)"))
+        out("\t\t\tmax_mtu:\t\t4096 (5)\n")
+        out("\t\t\tactive_mtu:\t\t4096 (5)\n")
+        out(f"\t\t\tsm_lid:\t\t\t{p['receptacle']}\n")
+        out(f"\t\t\tport_lid:\t\t{p['receptacle']}\n")
+        out("\t\t\tport_lmc:\t\t0x00\n")
+        out("\t\t\tlink_layer:\t\tThunderbolt\n")
+        if verbose:
+            # approximation: GID[0] link-local from the interface MAC, then one
+            # IPv4-mapped GID per IPv4 address of the interface
+            g = p["guid"]
+            out(f"\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:{g[0:4]}:{g[4:8]}:{g[8:12]}:{g[12:16]}\n")
+            for k, (a, _) in enumerate(host.ipv4(p["if"], links), 1):
+                o = [int(x) for x in a.split(".")]
+                out(f"\t\t\tGID[{k:3d}]:\t\t0000:0000:0000:0000:0000:ffff:"
+                    f"{o[0]:02x}{o[1]:02x}:{o[2]:02x}{o[3]:02x}\n")
+        out("\n")
+    return 0
+
+
+def cmd_rdma_ctl(host, args):
+    if args == ["status"]:
+        out("enabled\n" if host.cfg["rdma_enabled"] else "disabled\n")
+        return 0
+    if args and args[0] in ("enable", "disable"):
+        err(f"rdma_ctl: {args[0]} can only be run from the Recovery OS\n")
+        return 1
+    err("usage: rdma_ctl status | enable | disable\n")
+    return 64
+
+
+# --------------------------------------------------------------------------
+# ipconfig
+
+def cmd_ipconfig(host, args):
+    if len(args) == 2 and args[0] == "getifaddr":
+        addrs = host.ipv4(args[1])
+        if not addrs:
+            return 1
+        out(addrs[0][0] + "\n")
+        return 0
+    if len(args) == 1 and args[0] == "ifcount":
+        out(f"{len(iface_list(host, host.links()))}\n")
+        return 0
+    if len(args) == 2 and args[0] == "getv6ifaddr":
+        return 1
+    err("usage: ipconfig <command> <args>\nwhere <command> is one of waitall, getifaddr, "
+        "ifcount, getoption, getiflist, getsummary, getpacket, getv6packet, getra, "
+        "set, setverbose\n")
+    return 1
+
+
+# --------------------------------------------------------------------------
+# ifconfig
+
+FLAG_BITS = [("UP", 0x1), ("BROADCAST", 0x2), ("DEBUG", 0x4), ("LOOPBACK", 0x8),
+             ("POINTOPOINT", 0x10), ("SMART", 0x20), ("RUNNING", 0x40), ("NOARP", 0x80),
+             ("PROMISC", 0x100), ("ALLMULTI", 0x200), ("OACTIVE", 0x400), ("SIMPLEX", 0x800),
+             ("LINK0", 0x1000), ("LINK1", 0x2000), ("LINK2", 0x4000), ("MULTICAST", 0x8000)]
+
+
+def flags_str(names):
+    v = sum(b for n, b in FLAG_BITS if n in names)
+    return f"flags={v:x}<{','.join(n for n, b in FLAG_BITS if n in names)}>"
+
+
+def iface_list(host, links):
+    """[(name, kind)] in the order ifconfig lists them."""
+    c = host.cfg
+    ens = [("en0", "mgmt")]
+    if c["wifi"]:
+        ens.append((c["wifi"]["if"], "wifi"))
+    ens += [(p["if"], "tb") for p in c["tb_ports"]]
+    ens.sort(key=lambda x: int(x[0][2:]))
+    res = [("lo0", "lo"), ("gif0", "gif"), ("stf0", "stf")] + ens
+    if host.state()["bridge0"]["exists"]:
+        res.append(("bridge0", "bridge"))
+    return res
+
+
+def mask_hex(prefix):
+    return "0x%08x" % int(ipaddress.IPv4Network(f"0.0.0.0/{prefix}").netmask)
+
+
+def render_iface(host, name, kind, links, st, scope):
+    c = host.cfg
+    lines = []
+    if kind == "lo":
+        lo = links.get("lo", {})
+        return ("lo0: flags=8049<UP,LOOPBACK,RUNNING,MULTICAST> mtu 16384\n"
+                "\toptions=1203<RXCSUM,TXCSUM,TXSTATUS,SW_TIMESTAMP>\n"
+                + "".join(f"\tinet {a['local']} netmask {mask_hex(a['prefixlen'])}\n"
+                          for a in lo.get("addr_info", []) if a.get("family") == "inet")
+                + "\tinet6 ::1 prefixlen 128 \n"
+                f"\tinet6 fe80::1%lo0 prefixlen 64 scopeid 0x{scope['lo0']:x} \n"
+                "\tnd6 options=201<PERFORMNUD,DAD>\n")
+    if kind == "gif":
+        return "gif0: flags=8010<POINTOPOINT,MULTICAST> mtu 1280\n"
+    if kind == "stf":
+        return "stf0: flags=0<> mtu 1280\n"
+    br = st["bridge0"]
+    if kind == "bridge":
+        up = br["up"]
+        names = (["UP", "BROADCAST", "SMART", "RUNNING", "SIMPLEX", "MULTICAST"] if up
+                 else ["BROADCAST", "SMART", "SIMPLEX", "MULTICAST"])
+        lines.append(f"bridge0: {flags_str(names)} mtu 1500")
+        lines.append("\toptions=63<RXCSUM,TXCSUM,TSO4,TSO6>")
+        lines.append(f"\tether {c['bridge']['mac']} ")
+        lines.append("\tConfiguration:")
+        lines.append("\t\tid 0:0:0:0:0:0 priority 0 hellotime 0 fwddelay 0")
+        lines.append("\t\tmaxage 0 holdcnt 0 proto stp maxaddr 100 timeout 1200")
+        lines.append("\t\troot id 0:0:0:0:0:0 priority 0 ifcost 0 port 0")
+        lines.append("\t\tipfilter disabled flags 0x0")
+        active = False
+        for m in br["members"]:
+            lines.append(f"\tmember: {m} flags=3<LEARNING,DISCOVER>")
+            lines.append(f"\t        ifmaxaddr 0 port {scope.get(m, 0)} priority 0 path cost 0")
+            if "LOWER_UP" in links.get(m, {}).get("flags", []):
+                active = True
+        lines.append("\tnd6 options=201<PERFORMNUD,DAD>")
+        lines.append("\tmedia: <unknown type>")
+        lines.append(f"\tstatus: {'active' if up and active else 'inactive'}")
+        return "\n".join(lines) + "\n"
+    d = links.get(name)
+    if kind == "wifi" and d is None:
+        mac = c["wifi"]["mac"]
+        return (f"{name}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                "\toptions=6460<TSO4,TSO6,CHANNEL_IO,PARTIAL_CSUM,ZEROINVERT_CSUM>\n"
+                f"\tether {mac} \n\tnd6 options=201<PERFORMNUD,DAD>\n"
+                "\tmedia: autoselect (<unknown type>)\n\tstatus: inactive\n")
+    if d is None:
+        return ""
+    up = "UP" in d.get("flags", [])
+    carrier = "LOWER_UP" in d.get("flags", [])
+    names = ["BROADCAST", "SMART", "SIMPLEX", "MULTICAST"]
+    if up:
+        names += ["UP", "RUNNING"]
+    member = kind == "tb" and br["exists"] and name in br["members"]
+    if member:
+        names.append("PROMISC")
+    lines.append(f"{name}: {flags_str(names)} mtu {d.get('mtu', 1500)}")
+    if kind == "tb":
+        lines.append("\toptions=460<TSO4,TSO6,CHANNEL_IO>")
+        mac = host.tb_port(name)["mac"]
+    elif c["mgmt"]["port_name"] == "Wi-Fi":
+        lines.append("\toptions=6460<TSO4,TSO6,CHANNEL_IO,PARTIAL_CSUM,ZEROINVERT_CSUM>")
+        mac = c["mgmt"]["mac"]
+    else:
+        lines.append("\toptions=50b<RXCSUM,TXCSUM,VLAN_HWTAGGING,AV,CHANNEL_IO>")
+        mac = c["mgmt"]["mac"]
+    lines.append(f"\tether {mac} ")
+    for a in d.get("addr_info", []):
+        if a.get("family") == "inet6" and a.get("local", "").startswith("fe80"):
+            lines.append(f"\tinet6 {a['local']}%{name} prefixlen {a['prefixlen']} secured "
+                         f"scopeid 0x{scope[name]:x} ")
+    for a in d.get("addr_info", []):
+        if a.get("family") == "inet6" and not a.get("local", "").startswith("fe80"):
+            lines.append(f"\tinet6 {a['local']} prefixlen {a['prefixlen']} ")
+    for a in d.get("addr_info", []):
+        if a.get("family") == "inet":
+            s = f"\tinet {a['local']} netmask {mask_hex(a['prefixlen'])}"
+            if a.get("broadcast"):
+                s += f" broadcast {a['broadcast']}"
+            elif a["prefixlen"] < 31:
+                net = ipaddress.IPv4Network(f"{a['local']}/{a['prefixlen']}", strict=False)
+                s += f" broadcast {net.broadcast_address}"
+            lines.append(s)
+    lines.append("\tnd6 options=201<PERFORMNUD,DAD>")
+    if kind == "tb":
+        lines.append("\tmedia: autoselect <full-duplex>")
+    elif c["mgmt"]["port_name"] == "Wi-Fi":
+        lines.append("\tmedia: autoselect")
+    else:
+        lines.append("\tmedia: autoselect (10Gbase-T <full-duplex>)")
+    lines.append(f"\tstatus: {'active' if carrier else 'inactive'}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_netmask(m):
+    if m.lower().startswith("0x"):
+        v = int(m, 16)
+        return bin(v).count("1")
+    return ipaddress.IPv4Network(f"0.0.0.0/{m}").prefixlen
+
+
+def classful(addr):
+    first = int(addr.split(".")[0])
+    return 8 if first < 128 else 16 if first < 192 else 24
+
+
+def cmd_ifconfig(host, args, argv):
+    links = host.links()
+    st = host.state()
+    ifs = iface_list(host, links)
+    scope = {n: k for k, (n, _) in enumerate(ifs, 1)}
+    kinds = dict(ifs)
+    if not args or args[0] in ("-a", "-u", "-d", "-v", "-L"):
+        only_up = args[:1] == ["-u"]
+        only_down = args[:1] == ["-d"]
+        for n, k in ifs:
+            text = render_iface(host, n, k, links, st, scope)
+            if not text:
+                continue
+            isup = "<UP," in text.split("\n")[0]
+            if (only_up and not isup) or (only_down and isup):
+                continue
+            out(text)
+        return 0, False
+    if args[0] == "-l":
+        out(" ".join(n for n, _ in ifs) + "\n")
+        return 0, False
+    name, rest = args[0], args[1:]
+    if name not in kinds or (kinds[name] not in ("wifi", "lo", "gif", "stf", "bridge")
+                             and name not in links):
+        err(f"ifconfig: interface {name} does not exist\n")
+        return 1, bool(rest)
+    if not rest:
+        out(render_iface(host, name, kinds[name], links, st, scope))
+        return 0, False
+    if not host.sudo:
+        op = "SIOCAIFADDR" if any(x[0].isdigit() for x in rest) else "SIOCSIFFLAGS"
+        err(f"ifconfig: ioctl ({op}): Operation not permitted\n")
+        return 1, True
+
+    if kinds[name] == "bridge":
+        def apply(s):
+            b = s["bridge0"]
+            i = 0
+            while i < len(rest):
+                w = rest[i]
+                if w == "down":
+                    b["up"] = False
+                elif w == "up":
+                    b["up"] = True
+                elif w == "destroy":
+                    b["exists"], b["up"], b["members"] = False, False, []
+                elif w in ("deletem", "addm") and i + 1 < len(rest):
+                    m = rest[i + 1]
+                    i += 1
+                    if w == "deletem" and m in b["members"]:
+                        b["members"].remove(m)
+                    elif w == "addm" and m not in b["members"] and host.tb_port(m):
+                        b["members"].append(m)
+                i += 1
+        host.update_state(apply)
+        return 0, True
+    if kinds[name] in ("wifi", "lo", "gif", "stf"):
+        return 0, True   # accepted, not simulated
+
+    rc = 0
+    i = 0
+    family = None
+    addr = prefix = None
+    alias = remove = False
+    link_cmds = []
+    while i < len(rest):
+        w = rest[i]
+        if w in ("inet", "inet6"):
+            family = w
+        elif w == "netmask" and i + 1 < len(rest):
+            prefix = parse_netmask(rest[i + 1])
+            i += 1
+        elif w in ("broadcast", "prefixlen") and i + 1 < len(rest):
+            if w == "prefixlen":
+                prefix = int(rest[i + 1])
+            i += 1
+        elif w == "alias" or w == "add":
+            alias = True
+        elif w in ("-alias", "delete", "remove"):
+            remove = True
+        elif w in ("up", "down"):
+            link_cmds.append(["link", "set", name, w])
+        elif w == "mtu" and i + 1 < len(rest):
+            link_cmds.append(["link", "set", name, "mtu", rest[i + 1]])
+            i += 1
+        elif addr is None and (w[0].isdigit() or ":" in w):
+            addr = w
+        else:
+            err(f"ifconfig: {w}: bad value\n")
+            return 1, True
+        i += 1
+    if family == "inet6" or (addr and ":" in addr):
+        return 0, True   # recorded, IPv6 not simulated
+    if addr:
+        if "/" in addr:
+            addr, p = addr.split("/", 1)
+            prefix = int(p)
+        try:
+            ipaddress.IPv4Address(addr)
+        except ValueError:
+            err(f"ifconfig: {addr}: bad value\n")
+            return 1, True
+        if prefix is None:
+            prefix = classful(addr)
+        current = host.ipv4(name, links)
+        if remove:
+            for a, p in current:
+                if a == addr:
+                    run_ip("addr", "del", f"{a}/{p}", "dev", name)
+        else:
+            # macOS: without "alias" the new address replaces the first one
+            if current and not alias and current[0][0] != addr:
+                a, p = current[0]
+                run_ip("addr", "del", f"{a}/{p}", "dev", name)
+            if any(a == addr and p != prefix for a, p in current):
+                for a, p in current:
+                    if a == addr:
+                        run_ip("addr", "del", f"{a}/{p}", "dev", name)
+            r, e = run_ip("addr", "replace", f"{addr}/{prefix}",
+                          *(["broadcast", "+"] if prefix < 31 else []), "dev", name)
+            if r:
+                err(f"ifconfig: ioctl (SIOCAIFADDR): {e}\n")
+                rc = 1
+    for lc in link_cmds:
+        r, e = run_ip(*lc)
+        if r:
+            err(f"ifconfig: {e}\n")
+            rc = 1
+    return rc, True
+
+
+# --------------------------------------------------------------------------
+# route
+
+def cmd_route(host, args):
+    i = 0
+    while i < len(args) and args[i] in ("-n", "-q", "-v", "-t"):
+        i += 1
+    if i >= len(args):
+        err("usage: route [-dnqtv] command [[modifiers] args]\n")
+        return 64, False
+    op, rest = args[i], args[i + 1:]
+    if op in ("get",):
+        dest = next((x for x in rest if not x.startswith("-")), None)
+        if not dest:
+            err("usage: route get destination\n")
+            return 64, False
+        r = subprocess.run([IP, "-j", "route", "get", dest], capture_output=True, text=True)
+        try:
+            info = json.loads(r.stdout)[0]
+        except (ValueError, IndexError):
+            err(f"route: writing to routing socket: not in table\n")
+            return 1, False
+        out(f"   route to: {dest}\ndestination: {dest}\n")
+        if info.get("gateway"):
+            out(f"    gateway: {info['gateway']}\n")
+        out(f"  interface: {info.get('dev', '')}\n      flags: <UP,DONE>\n"
+            " recvpipe  sendpipe  ssthresh  rtt,msec    rttvar  hopcount      mtu     expire\n"
+            "       0         0         0         0         0         0      1500         0 \n")
+        return 0, False
+    if op not in ("add", "change", "delete", "flush"):
+        err(f"route: bad command: {op}\n")
+        return 64, False
+    if not host.sudo:
+        err("route: must be root to alter routing table\n")
+        return 1, True
+    if op == "flush":
+        return 0, True
+    kind = "host"
+    dest = gw = iface = None
+    netmask = None
+    j = 0
+    while j < len(rest):
+        w = rest[j]
+        if w in ("-net", "-host"):
+            kind = w[1:]
+        elif w == "-interface" and j + 1 < len(rest):
+            iface = rest[j + 1]
+            j += 1
+        elif w == "-netmask" and j + 1 < len(rest):
+            netmask = rest[j + 1]
+            j += 1
+        elif w.startswith("-"):
+            pass
+        elif dest is None:
+            dest = w
+        elif gw is None:
+            gw = w
+        j += 1
+    if dest is None:
+        err("route: destination required\n")
+        return 64, True
+    label = iface or gw or ""
+    if netmask or "/" in dest:
+        kind = "net"
+    target = dest
+    if "/" not in dest:
+        if netmask:
+            target = f"{dest}/{parse_netmask(netmask)}"
+        elif kind == "host":
+            target = dest + "/32"
+    if op == "delete":
+        run_ip("route", "del", target)
+        out(f"delete {kind} {dest}\n")
+        return 0, True
+    cmd = ["route", "replace", target]
+    if iface:
+        cmd += ["dev", iface]
+    elif gw:
+        cmd += ["via", gw]
+    run_ip(*cmd)   # best effort: the fake accepts the call even if Linux refuses it
+    out(f"{op} {kind} {dest}: gateway {label}\n")
+    return 0, True
+
+
+# --------------------------------------------------------------------------
+# sudo, sw_vers, sysctl, uname, scutil
+
+def cmd_sudo(host, args, argv):
+    non_interactive = False
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("-u", "-g", "-C", "-p", "-h") and i + 1 < len(args):
+            i += 1
+        elif "n" in a[1:] and not a.startswith("--"):
+            non_interactive = True
+        elif a == "--non-interactive":
+            non_interactive = True
+        i += 1
+    cmd = args[i:]
+    if not cmd:
+        err("usage: sudo -h | -K | -k | -V\nusage: sudo [-n] command\n")
+        host.log(argv, 1, False)
+        return 1
+    if host.cfg["sudo"] == "password":
+        if non_interactive:
+            err("sudo: a password is required\n")
+        elif sys.stdin.isatty():
+            err("Password:\nSorry, try again.\nsudo: 1 incorrect password attempt\n")
+        else:
+            err("sudo: a terminal is required to read the password; either use the -S option "
+                "to read from standard input or configure an askpass helper\n"
+                "sudo: a password is required\n")
+        host.log(argv, 1, False)
+        return 1
+    host.log(argv, "exec", False)
+    env = dict(os.environ)
+    env["SIMCLUSTER_SUDO"] = "1"
+    env["SUDO_USER"] = env.get("USER", "admin")
+    try:
+        os.execvpe(cmd[0], cmd, env)
+    except OSError:
+        err(f"sudo: {cmd[0]}: command not found\n")
+        return 1
+
+
+def cmd_sw_vers(host, args):
+    c = host.cfg
+    vals = {"-productName": "macOS", "-productVersion": c["macos"], "-buildVersion": c["build"],
+            "-productVersionExtra": ""}
+    if not args:
+        out(f"ProductName:\t\tmacOS\nProductVersion:\t\t{c['macos']}\n"
+            f"BuildVersion:\t\t{c['build']}\n")
+        return 0
+    if len(args) == 1 and args[0] in vals:
+        out(vals[args[0]] + "\n")
+        return 0
+    err("Usage: sw_vers [-productName|-productVersion|-productVersionExtra|-buildVersion]\n")
+    return 1
+
+
+def sysctl_values(host):
+    c = host.cfg
+    v = {
+        "hw.model": c["model"],
+        "hw.ncpu": str(c["cpus"]),
+        "hw.physicalcpu": str(c["cpus"]),
+        "hw.logicalcpu": str(c["cpus"]),
+        "hw.memsize": str(c["memory_gb"] * 1024 ** 3),
+        "kern.ostype": "Darwin",
+        "kern.osrelease": c["darwin"],
+        "kern.osproductversion": c["macos"],
+        "kern.osversion": c["build"],
+        "kern.hostname": c["name"],
+        "machdep.cpu.brand_string": c["chip"],
+    }
+    if int(c["macos"].split(".")[0]) >= 26:
+        v["debug.rdma.version"] = "Nov 14 2025 21:37:05 RDMA_family"
+    return v
+
+
+def cmd_sysctl(host, args):
+    vals = sysctl_values(host)
+    names_only = False
+    names = []
+    for a in args:
+        if a == "-n":
+            names_only = True
+        elif a == "-a":
+            names = sorted(vals)
+        elif a == "-w" or "=" in a:
+            err(f"sysctl: {a}: Operation not permitted\n")
+            return 1
+        elif a.startswith("-"):
+            continue
+        else:
+            names.append(a)
+    if not names:
+        err("usage: sysctl [-bdehiNnoqx] name[=value] ...\n       sysctl [-bdehNnoqx] -a\n")
+        return 64
+    rc = 0
+    for n in names:
+        if n in vals:
+            out(vals[n] + "\n" if names_only else f"{n}: {vals[n]}\n")
+        else:
+            err(f"sysctl: unknown oid '{n}'\n")
+            rc = 1
+    return rc
+
+
+def cmd_uname(host, args):
+    c = host.cfg
+    parts = {"s": "Darwin", "n": c["name"], "r": c["darwin"],
+             "v": f"Darwin Kernel Version {c['darwin']}: Sat Nov 15 21:37:05 PST 2025; "
+                  "root:xnu-12377.61.12~1/RELEASE_ARM64_T6031",
+             "m": "arm64", "p": "arm"}
+    want = []
+    for a in args:
+        if not a.startswith("-"):
+            err("usage: uname [-amnoprsv]\n")
+            return 1
+        for ch in a[1:]:
+            if ch == "a":
+                want += ["s", "n", "r", "v", "m"]
+            elif ch == "o":
+                want.append("s")
+            elif ch in parts:
+                want.append(ch)
+            else:
+                err(f"uname: illegal option -- {ch}\nusage: uname [-amnoprsv]\n")
+                return 1
+    if not want:
+        want = ["s"]
+    order = "snrvmp"
+    out(" ".join(parts[k] for k in order if k in want) + "\n")
+    return 0
+
+
+def cmd_scutil(host, args):
+    c = host.cfg
+    if len(args) == 2 and args[0] == "--get":
+        if args[1] == "ComputerName":
+            out(c["computer_name"] + "\n")
+            return 0
+        if args[1] == "LocalHostName":
+            out(c["computer_name"].replace(" ", "-") + "\n")
+            return 0
+        if args[1] == "HostName":
+            out("HostName: not set\n")
+            return 1
+    err("usage: scutil --get ComputerName|LocalHostName|HostName\n")
+    return 1
+
+
+# --------------------------------------------------------------------------
+
+def main(argv):
+    if len(argv) < 3 or argv[1] != "--simhost":
+        err(__doc__)
+        return 2
+    host = Host(argv[2])
+    cmd, args = os.path.basename(argv[3]) if len(argv) > 3 else "", argv[4:]
+    full = [cmd] + args
+    simple = {
+        "system_profiler": cmd_system_profiler,
+        "ibv_devices": cmd_ibv_devices,
+        "ibv_devinfo": cmd_ibv_devinfo,
+        "ipconfig": cmd_ipconfig,
+        "sw_vers": cmd_sw_vers,
+        "sysctl": cmd_sysctl,
+        "uname": cmd_uname,
+        "scutil": cmd_scutil,
+    }
+    if cmd in simple:
+        rc = simple[cmd](host, args)
+        host.log(full, rc, False)
+        return rc
+    if cmd == "networksetup":
+        rc = cmd_networksetup(host, args)
+        host.log(full, rc, bool(args) and args[0].startswith(NETWORKSETUP_MUTATING))
+        return rc
+    if cmd == "rdma_ctl":
+        rc = cmd_rdma_ctl(host, args)
+        host.log(full, rc, bool(args) and args[0] in ("enable", "disable"))
+        return rc
+    if cmd == "ifconfig":
+        rc, mutating = cmd_ifconfig(host, args, full)
+        host.log(full, rc, mutating)
+        return rc
+    if cmd == "route":
+        rc, mutating = cmd_route(host, args)
+        host.log(full, rc, mutating)
+        return rc
+    if cmd == "sudo":
+        return cmd_sudo(host, args, full)
+    err(f"fakemac: unknown command {cmd!r}\n")
+    return 127
+
+
+def run_batch():
+    """--run-batch: read "HOSTDIR<TAB>FILE<TAB>COMMAND ARGS..." lines on stdin,
+    run each command for the host of HOSTDIR with its stdout and stderr in
+    FILE (one forked child each, so no interpreter start per command), and
+    print "FILE<TAB>STATUS" for each."""
+    for line in sys.stdin.read().splitlines():
+        if not line.strip():
+            continue
+        hostdir, path, cmd = line.split("\t", 2)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            rc = 1
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                os.close(fd)
+                rc = main(["fakemac.py", "--simhost", hostdir] + cmd.split())
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 1
+            except BaseException as e:   # report and fail this command only
+                sys.stderr.write(f"fakemac: {e}\n")
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(rc & 0xFF)
+        _, st = os.waitpid(pid, 0)
+        print(f"{path}\t{os.waitstatus_to_exitcode(st)}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        if len(sys.argv) == 2 and sys.argv[1] == "--run-batch":
+            sys.exit(run_batch())
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:
+        sys.exit(141)

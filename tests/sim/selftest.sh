@@ -1,0 +1,213 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The simulated cluster itself: bring up Mac, Linux and mixed clusters, reach
+# every host over ssh with the generated config, compare what the fake macOS
+# commands say with the topology file, send real traffic over cables (IPv4
+# and IPv6 link-local), unplug a cable, check the broken system_profiler
+# option and the offline mode, and check that teardown leaves nothing behind.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/sim.sh"
+sim_require
+FAKEMAC=$top_srcdir/tests/sim/fakemac
+have_ping=0
+command -v ping >/dev/null 2>&1 && have_ping=1
+
+# check_hosts WANT_UNAME: every host answers over ssh with its own name
+check_hosts() {
+	for h in $(sim_hosts | tr , ' '); do
+		is "$(sim_ssh "$h" 'hostname; uname -s' </dev/null 2>&1 | tr '\n' ' ')" "$h $1 " \
+			"$h: ssh with the generated config, own hostname, uname $1"
+	done
+}
+
+# collect CMD...: run CMD on every host over ssh, output in $t/out/HOST
+collect() {
+	rm -rf "$t/out"
+	mkdir -p "$t/out"
+	for h in $(sim_hosts | tr , ' '); do
+		sim_ssh "$h" "$@" </dev/null > "$t/out/$h"
+	done
+}
+
+# --- 2 Macs and 2 Linux hosts, up at the same time --------------------------
+sim_up two-node
+ok $? "two-node (2 Mac mini) up"
+mac2=$SIM_DIR
+mac2_ns=$(sim_ns h0)
+sim_up linux-pair
+ok $? "linux-pair up at the same time"
+lin2=$SIM_DIR
+isnt_net=0
+[ "$(cut -f4 "$mac2/hosts.tsv" | head -1 | cut -d. -f1-3)" != "$SIM_NET" ] || isnt_net=1
+ok $isnt_net "the two clusters have different management networks"
+check_hosts Linux
+sim_use "$mac2"
+check_hosts Darwin
+is "$(sim_ssh h0 'command -v system_profiler; ls /usr/sbin/system_profiler' </dev/null | wc -l)" 2 \
+	"mac: fake system_profiler on PATH and at its macOS path"
+sim_use "$lin2"
+sim_ssh lx1 'command -v system_profiler networksetup ibv_devices ifconfig; ls /usr/sbin/system_profiler' \
+	</dev/null >/dev/null 2>&1
+ok $((!$?)) "linux: no fake macOS command anywhere"
+is "$(sim_ssh lx1 'ls /sys/class/net | tr "\n" " "' </dev/null)" "eth0 eth1 eth2 lo " \
+	"linux: real /sys shows eth0 (management) and eth1, eth2"
+is "$(sim_ssh lx2 'sudo -n id -u' </dev/null)" 0 "linux: passwordless sudo"
+sim_ssh lx1 'ip addr add 10.99.1.1/30 dev eth1' </dev/null &&
+	sim_ssh lx2 'ip addr add 10.99.1.2/30 dev eth1' </dev/null
+ok $? "linux: addresses on the cable with the real ip"
+if [ $have_ping = 1 ]; then
+	sim_ssh lx1 'ping -c 1 -W 5 10.99.1.2' </dev/null >/dev/null
+	ok $? "linux: ping over the cable"
+	sim_ssh lx1 'ping -6 -c 2 -W 5 ff02::1%eth1' </dev/null >/dev/null
+	ok $? "linux: IPv6 ping to all nodes on eth1"
+	ll2=$(sim_exec lx2 ip -6 -o addr show dev eth1 scope link | awk '{print $4}' | cut -d/ -f1)
+	sim_exec lx1 ip -6 neigh show dev eth1 | grep -q "^$ll2 "
+	ok $? "linux: lx2's link-local address ($ll2) is a neighbour of lx1 on eth1"
+else
+	skip "ping missing (iputils-ping): no traffic test on linux"
+fi
+sim_down
+sim_use "$mac2"
+sim_down
+ip netns list | grep -q "^$mac2_ns\b"
+ok $((!$?)) "namespaces gone after sim_down"
+[ ! -e "$mac2" ] && [ ! -e "$lin2" ]
+ok $? "state folders gone after sim_down"
+
+# --- 4 Mac Studio mesh: fake outputs against the topology -------------------
+topo=$top_srcdir/tests/sim/topologies/studio-mesh4.json
+sim_up studio-mesh4
+ok $? "studio-mesh4 up"
+check_hosts Darwin
+collect system_profiler SPThunderboltDataType -json
+python3 - "$topo" "$t/out" <<'EOF'
+import json, os, sys
+topo = json.load(open(sys.argv[1]))
+sp = {h["name"]: json.load(open(os.path.join(sys.argv[2], h["name"])))["SPThunderboltDataType"]
+      for h in topo["hosts"]}
+own = {b["domain_uuid_key"]: (h, int(b["receptacle_1_tag"]["receptacle_id_key"]))
+       for h, buses in sp.items() for b in buses}
+seen = set()
+for h, buses in sp.items():
+    for b in buses:
+        for item in b.get("_items", []):
+            peer = own[item["domain_uuid_key"]]
+            me = (h, int(b["receptacle_1_tag"]["receptacle_id_key"]))
+            back = [i["domain_uuid_key"] for pb in sp[peer[0]] for i in pb.get("_items", [])
+                    if int(pb["receptacle_1_tag"]["receptacle_id_key"]) == peer[1]]
+            assert back == [b["domain_uuid_key"]], (me, peer, back)
+            seen.add(frozenset([me, peer]))
+want = {frozenset([(c["a"], c["a_port"]), (c["b"], c["b_port"])]) for c in topo["cables"]}
+assert seen == want, (seen, want)
+EOF
+ok $? "system_profiler: peers reciprocal, cables exactly as in the topology"
+collect networksetup -listallhardwareports
+python3 - "$topo" "$t/out" <<'EOF'
+import json, os, re, sys
+topo = json.load(open(sys.argv[1]))
+for h in topo["hosts"]:
+    text = open(os.path.join(sys.argv[2], h["name"])).read()
+    got = dict(re.findall(r"Hardware Port: (Thunderbolt \d+)\nDevice: (en\d+)", text))
+    assert got == topo["defaults"]["tb_map"], (h, got)
+EOF
+ok $? "networksetup: Thunderbolt N -> enX as in the topology"
+collect ibv_devinfo
+python3 - "$topo" "$t/out" <<'EOF'
+import json, os, re, sys
+topo = json.load(open(sys.argv[1]))
+m = topo["defaults"]["tb_map"]
+for h in topo["hosts"]:
+    text = open(os.path.join(sys.argv[2], h["name"])).read()
+    got = dict(re.findall(r"hca_id:\s+rdma_(en\d+)\n(?:.*\n)*?\s+state:\s+(\S+)", text))
+    want = {v: "PORT_DOWN" for v in m.values()}
+    for c in topo["cables"]:
+        for e in "ab":
+            if c[e] == h["name"]:
+                want[m[f"Thunderbolt {c[e + '_port']}"]] = "PORT_ACTIVE"
+    assert got == want, (h, got, want)
+EOF
+ok $? "ibv_devinfo: PORT_ACTIVE exactly on the cabled TB5 ports"
+sim_ssh m3-ultra-1 'sudo ifconfig en5 inet 10.99.2.1 netmask 255.255.255.252' </dev/null &&
+	sim_ssh m3-ultra-2 'sudo ifconfig en5 inet 10.99.2.2 netmask 0xfffffffc' </dev/null
+ok $? "fake ifconfig under sudo sets addresses"
+is "$(sim_ssh m3-ultra-2 ipconfig getifaddr en5 </dev/null)" 10.99.2.2 "ipconfig getifaddr sees it"
+sim_ssh m3-ultra-2 'ifconfig en5 inet 10.99.2.6 netmask 255.255.255.252' </dev/null 2>/dev/null
+ok $((!$?)) "fake ifconfig without sudo is refused"
+if [ $have_ping = 1 ]; then
+	sim_exec m3-ultra-1 ping -c 1 -W 5 10.99.2.2 >/dev/null
+	ok $? "real traffic over the en5 cable"
+	sim_cable_down m3-ultra-1 3
+	is "$(sim_ssh m3-ultra-2 ifconfig en5 </dev/null | grep status:)" "	status: inactive" \
+		"cable unplugged at one end: the other end loses its carrier"
+	sim_exec m3-ultra-1 ping -c 1 -W 1 10.99.2.2 >/dev/null 2>&1
+	ok $((!$?)) "no traffic over an unplugged cable"
+	sim_cable_up m3-ultra-1 en5
+	is "$(sim_ssh m3-ultra-2 ifconfig en5 </dev/null | grep status:)" "	status: active" \
+		"cable plugged back in"
+else
+	skip "ping missing (iputils-ping): no traffic test on macs"
+fi
+sim_snapshot "$t/snap"
+grep -q "^en5 10.99.2.1/30" "$t/snap/m3-ultra-1.ip4.txt" &&
+	grep -q "sudo=1 ifconfig en5 inet 10.99.2.1" "$t/snap/m3-ultra-1.mutations.txt"
+ok $? "snapshot: addresses and recorded mutations"
+
+# offline mode (used for the example bundles) says what the live host says
+python3 "$FAKEMAC/simtopo.py" compile "$topo" "$t/offline" off "$SIM_NET"
+for c in "system_profiler SPThunderboltDataType -json" "networksetup -listallhardwareports" \
+	"ibv_devices" "ibv_devinfo" "ifconfig en3" "ifconfig en0"; do
+	# shellcheck disable=SC2086
+	live=$(sim_exec m3-ultra-3 $c)
+	# shellcheck disable=SC2086
+	off=$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-3" $c)
+	is "$off" "$live" "offline mode: $c as on the live host"
+done
+sim_down
+
+# --- broken system_profiler, RDMA off, sudo with a password -------------------
+sim_up garbage
+ok $? "garbage topology up"
+sim_exec mini2 system_profiler SPThunderboltDataType -json > "$t/sp2" &&
+	! python3 -m json.tool "$t/sp2" >/dev/null 2>&1 && [ -s "$t/sp2" ]
+ok $? "mini2: system_profiler prints garbage (exit 0)"
+sim_exec mini1 system_profiler SPThunderboltDataType -json | python3 -m json.tool >/dev/null
+ok $? "mini1: system_profiler is valid JSON"
+is "$(sim_exec mini2 ibv_devices | wc -l)" 5 "mini2: the rest is unchanged (3 RDMA devices)"
+sim_down
+python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/rdma-disabled.json" "$t/rd" x 10.0.0
+python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/sudo-password.json" "$t/sp" x 10.0.0
+fm() { FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$@"; }
+is "$(fm "$t/rd/hosts/mini2" rdma_ctl status)" disabled "rdma-disabled: rdma_ctl status"
+fm "$t/rd/hosts/mini2" ibv_devinfo >/dev/null 2>&1
+is $? 255 "rdma-disabled: ibv_devinfo exits 255"
+is "$(fm "$t/rd/hosts/mini1" ibv_devinfo -d rdma_en2 | grep state:)" "			state:			PORT_DOWN (1)" \
+	"rdma-disabled: the peer's port is down"
+is "$(fm "$t/sp/hosts/mini2" sudo -n true 2>&1; echo "rc=$?")" "sudo: a password is required
+rc=1" "sudo-password: sudo -n fails"
+
+# --- mixed Macs and Linux -----------------------------------------------------
+sim_up mixed
+ok $? "mixed topology up"
+sim_exec mini1 system_profiler SPThunderboltDataType -json |
+	python3 -c 'import json,sys; d=json.load(sys.stdin)["SPThunderboltDataType"]; sys.exit(0 if [i["_name"] for b in d for i in b.get("_items",[])] == ["lx1","Mac mini"] else 1)'
+ok $? "mixed: a Mac sees the Linux box and the other Mac as peers"
+is "$(sim_ssh lx1 'uname -s; ls /sys/class/net | tr "\n" " "' </dev/null | tr '\n' ' ')" \
+	"Linux eth0 lo thunderbolt0 thunderbolt1 " "mixed: the Linux host is a plain Linux host"
+if [ $have_ping = 1 ]; then
+	sim_ssh mini1 'sudo ifconfig en3 inet 10.99.3.1 netmask 255.255.255.252' </dev/null &&
+		sim_ssh lx1 'ip addr add 10.99.3.2/30 dev thunderbolt0' </dev/null &&
+		sim_exec lx1 ping -c 1 -W 5 10.99.3.1 >/dev/null
+	ok $? "mixed: traffic between the Mac and the Linux box"
+fi
+prefix=$SIM_PREFIX
+dir=$SIM_DIR
+sim_down
+
+# --- nothing left ---------------------------------------------------------------
+is "$(ip netns list | grep -c "^j$(printf %x $$)t")" 0 "no namespace of this test left"
+is "$(ip -o link show | grep -c " j$(printf %x $$)t")" 0 "no link of this test left"
+sleep 0.2
+is "$(ps -eo args= | grep -F "$dir" | grep -vc grep)" 0 "no process of the last cluster left"
+[ ! -e "$dir" ] && [ ! -e "${SIM_LOCKDIR}/$prefix" ]
+ok $? "state folder gone"
+done_testing

@@ -1,0 +1,390 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# simcluster.sh - a simulated Mac cluster on Linux: one network namespace per
+# Mac, one veth pair per Thunderbolt cable, an sshd per host and fake macOS
+# commands (fakemac/) that describe the cabling the way macOS would.
+# Hosts with "personality": "linux" are plain Linux hosts (real commands).
+# Needs root, iproute2, openssh-server, openssh-client, util-linux (unshare,
+# nsenter, flock), python3 (stdlib only).
+#
+#   simcluster.sh up TOPOLOGY.json   create the hosts and cables, start the sshds
+#   simcluster.sh down               kill every process in the hosts, delete everything
+#   simcluster.sh ssh H CMD...       ssh to host H with the generated ssh_config
+#   simcluster.sh exec H CMD...      run CMD inside host H (its network, hostname,
+#                                    mounts and PATH; no ssh)
+#   simcluster.sh status             hosts, links, pids
+#   simcluster.sh check              ssh to every host, compare `hostname` and `uname -s`
+#   simcluster.sh hosts              print the host names, comma separated
+#   simcluster.sh info               print the state folder, ssh_config, hosts and cables
+#   simcluster.sh snapshot DIR       write DIR/H.mutations.txt, H.calls.txt, H.ip4.txt
+#                                    (IPv4 addresses + routes now) for every host
+#
+# Settings (environment):
+#   KC_PREFIX=sc                 namespaces sc-<host>, sc--unplugged; bridge sc-br;
+#                                root-side management veths sc-m<i>
+#   KC_DIR=$TMPDIR/sc-simcluster state folder (ssh_config, keys, per-host logs)
+#   KC_MGMT_NET=10.217.0         management /24: bridge .1 in the root namespace,
+#                                host i at .(10+i) on its en0
+#   KC_OVERLAY=1                 also put the fake commands at their macOS paths
+#                                (/usr/sbin/system_profiler, /sbin/ifconfig, ...)
+#                                with an overlay mount private to each host
+#   KC_PYTHON                    interpreter for the fake commands (default: the
+#                                first of /usr/bin/python3, python3 on PATH)
+# Two clusters at once need different KC_PREFIX, KC_DIR and KC_MGMT_NET.
+#
+# Topology: see README.md and fakemac/simtopo.py. Inside host H:
+#   en0          management interface (10.217.0.x/24), on the bridge sc-br
+#   enX          one per Thunderbolt port, named by the host's "Thunderbolt N" map;
+#                a cabled port is a veth whose other end is the peer's port, an
+#                unplugged port is a veth whose other end is down in sc--unplugged
+#                (so it exists with no carrier, like a Mac port without a cable)
+# Thunderbolt ports are up with no IPv4: configuring them is the job of the
+# program under test (through the fake ifconfig, which really applies addresses).
+#
+# Files in $KC_DIR after `up`:
+#   ssh_config, known_hosts, id_ed25519   ssh -F $KC_DIR/ssh_config h0 ...
+#   topology.json (copy of the input), cluster.json (compiled), hosts.tsv
+#   hosts/H/mac.json        what the fake commands report for H
+#   hosts/H/bin/            fake commands, first on PATH in H's sessions
+#   hosts/H/calls.log       every fake command run on H (rc, sudo, argv)
+#   hosts/H/mutations.log   the calls that change (or try to change) H
+#   hosts/H/state.json      bridge0 / network service state kept by the fakes
+#   hosts/H/sshd.log, sshd.pid, sshd_config, home/
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PREFIX=${KC_PREFIX:-sc}
+DIR=${KC_DIR:-${TMPDIR:-/tmp}/sc-simcluster}
+MGMT=${KC_MGMT_NET:-10.217.0}
+OVERLAY=${KC_OVERLAY:-1}
+SSHD=${SSHD:-/usr/sbin/sshd}
+BR="${PREFIX}-br"
+LIMBO="${PREFIX}--unplugged"
+FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname"          # macOS: /usr/bin
+FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil"  # /usr/sbin, /sbin
+
+die() { echo "simcluster: $*" >&2; exit 1; }
+# Clusters come up and go down concurrently (tests run in parallel): the
+# machine-wide bits (/run/sshd, the /run/netns mount) are created and
+# removed only under this lock, so that one cluster's `down` cannot remove
+# them while another cluster is starting.
+LOCK=${KC_LOCK:-/tmp/simcluster.lock}
+lock() { exec 9>>"$LOCK"; flock 9; }
+unlock() { flock -u 9; exec 9>&-; }
+our_namespaces() {
+    { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}-" || true
+      [[ -f $DIR/namespaces ]] && cat "$DIR/namespaces"; } | sort -u
+}
+host_names() { [[ -f $DIR/hosts.tsv ]] && cut -f1 "$DIR/hosts.tsv"; }
+host_field() { # host_field H column  (2 index, 3 namespace, 4 ip, 5 personality)
+    local f
+    f=$(awk -F'\t' -v h="$1" -v c="$2" '$1 == h {print $c}' "$DIR/hosts.tsv" 2>/dev/null)
+    [[ -n $f ]] || die "no such host: $1"
+    echo "$f"
+}
+pick_python() {
+    if [[ -n ${KC_PYTHON:-} ]]; then echo "$KC_PYTHON"; return; fi
+    if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; return; fi
+    command -v python3 || die "python3 missing"
+}
+
+cmd_down() {
+    local nss ns t live
+    local -a pids=()
+    nss=$(our_namespaces)
+    # every process inside our namespaces: sshds, sessions, anything they started
+    for t in $(seq 1 40); do
+        pids=()
+        for ns in $nss; do
+            mapfile -t -O "${#pids[@]}" pids < <(ip netns pids "$ns" 2>/dev/null || true)
+        done
+        (( ${#pids[@]} == 0 )) && break
+        if (( t == 1 )); then kill -TERM "${pids[@]}" 2>/dev/null || true
+        elif (( t == 15 )); then kill -KILL "${pids[@]}" 2>/dev/null || true
+        fi
+        sleep 0.05
+    done
+    (( ${#pids[@]} == 0 )) || echo "simcluster: still running: ${pids[*]}" >&2
+    if [[ -n $nss ]]; then
+        for ns in $nss; do echo "netns del $ns"; done | ip -force -batch - 2>/dev/null || true
+    fi
+    ip link del "$BR" 2>/dev/null || true
+    lock
+    for t in $(seq 1 60); do
+        ip -o link show 2>/dev/null | grep -E "^[0-9]+: ${PREFIX}-m[0-9]+@" >/dev/null || break
+        sleep 0.05
+    done
+    # /run/sshd only if we made it and no sshd is left; /run/netns when empty
+    live=$( (ps -C sshd -o stat= || true) | grep -vc '^Z' || true)
+    if [[ -f /run/sshd/.made-by-simcluster ]] && (( live == 0 )); then
+        rm -f /run/sshd/.made-by-simcluster
+        rmdir /run/sshd 2>/dev/null || true
+    fi
+    if [[ -d /run/netns && -z $(ls -A /run/netns) ]]; then
+        umount /run/netns 2>/dev/null || true
+        rmdir /run/netns 2>/dev/null || true
+    fi
+    unlock
+    rm -rf "$DIR"
+}
+
+# write_linux_bin HOSTDIR: a linux host runs the real commands; only when
+# the machine has no sudo, HOSTDIR/bin gets a small one (root runs anything;
+# a host with "sudo": "password" refuses like sudo without a password).
+write_linux_bin() {
+    local hd=$1 mode
+    mkdir -p "$hd/bin"
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v sudo >/dev/null && return 0
+    mode=$("$(pick_python)" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sudo"])' "$hd/mac.json")
+    cat > "$hd/bin/sudo" <<EOF
+#!/bin/sh
+# sudo for a simulated Linux host (the machine has no sudo): root may run anything.
+mode=$mode
+nonint=0
+while [ \$# -gt 0 ]; do
+    case \$1 in
+    --) shift; break ;;
+    -u|-g|-p|-C|-h|-D) shift 2 ;;
+    --non-interactive) nonint=1; shift ;;
+    --*) shift ;;
+    -*n*) nonint=1; shift ;;
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+[ \$# -gt 0 ] || { echo "usage: sudo [-n] command" >&2; exit 1; }
+if [ "\$mode" = password ]; then
+    if [ \$nonint = 1 ]; then echo "sudo: a password is required" >&2
+    else echo "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper" >&2
+        echo "sudo: a password is required" >&2; fi
+    exit 1
+fi
+exec "\$@"
+EOF
+    chmod 755 "$hd/bin/sudo"
+}
+
+write_wrappers() { # write_wrappers HOSTDIR PYTHON
+    local hd=$1 py=$2 c
+    mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
+    for c in $FAKE_BIN $FAKE_SBIN; do
+        printf '#!/bin/sh\nexec "%s" "%s" --simhost "%s" %s "$@"\n' \
+            "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
+        chmod 755 "$hd/bin/$c"
+    done
+    for c in $FAKE_BIN; do ln -s "$hd/bin/$c" "$hd/overlay/usr/bin/$c"; done
+    for c in $FAKE_SBIN; do ln -s "$hd/bin/$c" "$hd/overlay/usr/sbin/$c"; done
+}
+
+cmd_up() {
+    local topo=${1:-}
+    [[ -n $topo && -f $topo ]] || die "usage: up TOPOLOGY.json"
+    (( EUID == 0 )) || die "must run as root"
+    [[ -e $DIR ]] && die "$DIR exists: run down first"
+    [[ -z $(our_namespaces) ]] || die "namespaces ${PREFIX}-* exist: run down first"
+    [[ $DIR =~ ^[A-Za-z0-9/._-]+$ ]] || die "KC_DIR may only contain letters, digits and /._-"
+    # Linux interface names have at most 15 characters: the root-side
+    # management veths are PREFIX-m<index> (index < 50) and the bridge PREFIX-br.
+    [[ $PREFIX =~ ^[A-Za-z0-9_]{1,11}$ ]] || die "KC_PREFIX must be 1 to 11 letters, digits or _"
+    [[ -x $SSHD ]] || die "$SSHD missing (apt-get install openssh-server)"
+    command -v ssh-keygen >/dev/null || die "ssh-keygen missing (apt-get install openssh-client)"
+    local py
+    py=$(pick_python)
+    "$py" "$HERE/fakemac/simtopo.py" check "$topo" >/dev/null
+
+    UP_DONE=0
+    trap '[[ ${UP_DONE:-0} == 1 ]] || { echo "simcluster: up failed, cleaning up" >&2; cmd_down; }' EXIT
+    mkdir -p "$DIR"
+    chmod 700 "$DIR"
+    cp "$topo" "$DIR/topology.json"
+    "$py" "$HERE/fakemac/simtopo.py" compile "$topo" "$DIR" "$PREFIX" "$MGMT"
+    { cut -f3 "$DIR/hosts.tsv"; echo "$LIMBO"; } > "$DIR/namespaces"
+
+    local home_of_root name ns ip hd
+    home_of_root=$(getent passwd root | cut -d: -f6)
+    ssh-keygen -q -t ed25519 -N '' -C kc-client -f "$DIR/id_ed25519"
+    cp "$DIR/id_ed25519.pub" "$DIR/authorized_keys"
+    : > "$DIR/known_hosts"
+    echo "# generated by simcluster.sh" > "$DIR/ssh_config"
+
+    lock
+    [[ -d /run/sshd ]] || { mkdir -p /run/sshd; chmod 755 /run/sshd; touch /run/sshd/.made-by-simcluster; }
+    ip -batch "$DIR/ip-root.batch"
+
+    while IFS=$'\t' read -r name _ ns ip pers; do
+        hd="$DIR/hosts/$name"
+        # no duplicate address detection: IPv6 link-local addresses are
+        # usable as soon as a cable has a carrier (no tentative phase)
+        ip netns exec "$ns" sh -c 'for f in /proc/sys/net/ipv6/conf/*/accept_dad; do echo 0 > "$f"; done' 2>/dev/null || true
+        ip -n "$ns" -batch "$hd/ip.batch"
+        if [[ $pers == linux ]]; then
+            write_linux_bin "$hd"
+        else
+            write_wrappers "$hd" "$py"
+        fi
+        mkdir -p "$hd/home"
+        chmod 700 "$hd/home"
+        if [[ $pers == linux ]]; then
+            printf '# simulated Linux host %s\n' "$name" > "$hd/home/.bashrc"
+        else
+            printf '# simulated Mac %s\n' "$name" > "$hd/home/.bashrc"
+        fi
+        cp "$hd/home/.bashrc" "$hd/home/.profile"
+        : > "$hd/calls.log"
+        : > "$hd/mutations.log"
+        ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$hd/ssh_host_ed25519_key"
+        echo "$name,$ip $(cut -d' ' -f1,2 "$hd/ssh_host_ed25519_key.pub")" >> "$DIR/known_hosts"
+        printf 'Host %s\n    HostName %s\n' "$name" "$ip" >> "$DIR/ssh_config"
+        cat > "$hd/sshd_config" <<EOF
+ListenAddress $ip:22
+HostKey $hd/ssh_host_ed25519_key
+PidFile $hd/sshd.pid
+AuthorizedKeysFile $DIR/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+UseDNS no
+LogLevel VERBOSE
+MaxStartups 100:30:200
+MaxSessions 100
+Subsystem sftp /usr/lib/openssh/sftp-server
+SetEnv PATH=$hd/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+EOF
+        # `ip netns exec` gives the sshd a private (slave) mount namespace: the
+        # bind-mounted home and the overlays with the fake commands stay inside
+        # this host; `unshare --uts` gives it its own hostname.
+        # shellcheck disable=SC2016  # the inner script gets its values as $1..$5
+        ip netns exec "$ns" unshare --uts sh -c '
+            hostname "$1"
+            mount --bind "$2" "$3"
+            if [ "$5" = 1 ]; then
+                mount -t overlay kc-fakemac -o "lowerdir=$4/usr/bin:/usr/bin" /usr/bin &&
+                mount -t overlay kc-fakemac -o "lowerdir=$4/usr/sbin:/usr/sbin" /usr/sbin ||
+                echo "simcluster: overlay mount failed on $1 (fake commands only on PATH)" >&2
+            fi
+            shift 5
+            exec "$@"' sh "$name" "$hd/home" "$home_of_root" "$hd/overlay" \
+            "$([[ $pers == linux ]] && echo 0 || echo "$OVERLAY")" \
+            "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
+    done < "$DIR/hosts.tsv"
+
+    cat >> "$DIR/ssh_config" <<EOF
+Host *
+    User root
+    IdentityFile $DIR/id_ed25519
+    IdentitiesOnly yes
+    UserKnownHostsFile $DIR/known_hosts
+    StrictHostKeyChecking yes
+    BatchMode yes
+    ConnectTimeout 5
+EOF
+
+    local k
+    while IFS=$'\t' read -r name _ _ _ pers; do
+        hd="$DIR/hosts/$name"
+        for (( k = 0; k < 250; k++ )); do
+            [[ -s $hd/sshd.pid ]] && break
+            sleep 0.02
+        done
+        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; unlock; die "sshd on $name did not start"; }
+    done < "$DIR/hosts.tsv"
+    unlock
+    UP_DONE=1
+    [[ ${KC_QUIET:-0} == 1 ]] || cmd_info
+}
+
+cmd_info() {
+    [[ -f $DIR/hosts.tsv ]] || die "no cluster (state folder $DIR missing)"
+    echo "state:      $DIR"
+    echo "ssh_config: $DIR/ssh_config   (ssh -F $DIR/ssh_config HOST ...)"
+    echo "hosts:      $(host_names | paste -sd, -)"
+    "$(pick_python)" - "$DIR/cluster.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for h in c["hosts"]:
+    print(f"  {h['name']:<6} {h['mgmt_ip']:<14} {h['model']:<9} rdma={'on' if h['rdma_enabled'] else 'off'}"
+          + ("" if h["sudo"] == "nopasswd" else "  (sudo needs a password)"))
+for x in c["cables"]:
+    dock = " via dock" if x["via_dock"] else ""
+    print(f"  {x['a']}:{x['a_if']} (TB{x['a_port']}) -- {x['b']}:{x['b_if']} (TB{x['b_port']})  "
+          f"{x['speed']}{dock}  rdma {'active' if x['rdma_active'] else 'down'}")
+EOF
+}
+
+cmd_status() {
+    local name ns ip
+    [[ -f $DIR/hosts.tsv ]] || { echo "no cluster (state folder $DIR missing)"; return 0; }
+    while IFS=$'\t' read -r name _ ns ip pers; do
+        echo "$name ns=$ns mgmt=$ip sshd=$(cat "$DIR/hosts/$name/sshd.pid" 2>/dev/null) pids=[$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')]"
+        ip -n "$ns" -br link | sed 's/^/    /'
+    done < "$DIR/hosts.tsv"
+}
+
+cmd_check() {
+    local name out want pers rc=0
+    [[ -f $DIR/hosts.tsv ]] || die "no cluster"
+    while IFS=$'\t' read -r name _ _ _ pers; do
+        want=Darwin
+        [[ $pers == linux ]] && want=Linux
+        if out=$(ssh -F "$DIR/ssh_config" "$name" 'hostname; uname -s' 2>&1 </dev/null) \
+           && [[ $out == "$name"$'\n'"$want" ]]; then
+            echo "$name ok"
+        else
+            echo "$name FAILED: $out"; rc=1
+        fi
+    done < "$DIR/hosts.tsv"
+    return $rc
+}
+
+cmd_snapshot() { # per host: what the fakes recorded and the IPv4 state now
+    local out=${1:-} name py
+    [[ -n $out ]] || die "usage: snapshot DIR"
+    [[ -f $DIR/hosts.tsv ]] || die "no cluster"
+    py=$(pick_python)
+    mkdir -p "$out"
+    while IFS=$'\t' read -r name _ _ _ pers; do
+        cp "$DIR/hosts/$name/mutations.log" "$out/$name.mutations.txt"
+        cp "$DIR/hosts/$name/calls.log" "$out/$name.calls.txt"
+        {
+            echo "# ip -4 addr (interface address/prefix), then ip -4 route, inside $name"
+            ( cmd_exec "$name" ip -4 -j addr show ) | "$py" -c '
+import json, sys
+for d in json.load(sys.stdin):
+    for a in d.get("addr_info", []):
+        if d["ifname"] != "lo":
+            print(d["ifname"], a["local"] + "/" + str(a["prefixlen"]))'
+            ( cmd_exec "$name" ip -4 route show )
+        } > "$out/$name.ip4.txt" 2>&1
+    done < "$DIR/hosts.tsv"
+}
+
+cmd_exec() {
+    local h=${1:?host} ns pid hd
+    shift
+    ns=$(host_field "$h" 3)
+    hd="$DIR/hosts/$h"
+    pid=$(cat "$hd/sshd.pid" 2>/dev/null || true)
+    local envs=(PATH="$hd/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root)
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+        exec nsenter -t "$pid" -n -u -m --wd=/ -- env "${envs[@]}" "$@"
+    fi
+    exec ip netns exec "$ns" env "${envs[@]}" "$@"
+}
+
+case ${1:-} in
+    up) shift; cmd_up "$@" ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    check) cmd_check ;;
+    info) cmd_info ;;
+    hosts) host_names | paste -sd, - ;;
+    exec) shift; cmd_exec "$@" ;;
+    snapshot) shift; cmd_snapshot "$@" ;;
+    ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
+    *) sed -n '3,20p' "$0"; exit 2 ;;
+esac
