@@ -31,7 +31,7 @@ run_ranks() {
 		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
 		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
-		    MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT" ${ring:+MLX_JACCL_RING=1} \
+		    ${NOCOORD:-MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT"} ${ring:+MLX_JACCL_RING=1} \
 		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
 		    >"$t/out$r" 2>"$t/err$r" &
 		eval "pid$r=\$!"
@@ -58,6 +58,18 @@ grep -Eq '^ +0 rdma_en2 +1 rdma_en2 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$t/out0"
 ok $? "mesh of 2: the link is measured in both directions"
 grep -q 'Out of bounds values : 0 OK' "$t/out0"; ok $? "mesh of 2: all-reduce results right"
 [ ! -s "$t/out1" ]; ok $? "mesh of 2: rank 1 prints nothing"
+# a floor no veth reaches
+run_ranks "0 1" "" --timeout 5 --min-bw 100000GB/s
+[ "$st0" = 1 ] && [ "$st1" = 1 ] && grep -q 'slower than the floor' "$t/out0"
+ok $? "--min-bw above every link: exit 1, the slow link named"
+# no coordinator: the error names both fixes; the file side channel needs none
+NOCOORD=RT_NONE=1 run_ranks "0 1" "" --timeout 5
+[ "$st0" = 1 ] && grep -q 'MLX_JACCL_COORDINATOR.*--side-channel' "$t/err0"
+ok $? "no coordinator: the error names both fixes"
+mkdir "$t/sc"
+NOCOORD=RT_NONE=1 run_ranks "0 1" "" --timeout 5 --side-channel "file=$t/sc"
+all_zero 0 1 && grep -q 'side channel file=' "$t/out0" && grep -q '^verify: PASS' "$t/out0"
+ok $? "file side channel without a coordinator: PASS" || show 0 1
 rt_down
 
 # --- 3-rank mesh, JSON report
@@ -82,10 +94,6 @@ run_ranks "0 1 2" ring --timeout 5 --json
 all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring"' "$t/out0"
 ok $? "MLX_JACCL_RING=1 on a triangle: ring group, right results" || show 0 1 2
 
-# a floor no veth reaches
-run_ranks "0 1 2" "" --timeout 5 --min-bw 100000GB/s
-[ "$st0" = 1 ] && grep -q 'slower than the floor' "$t/out0"
-ok $? "--min-bw above every link: exit 1, the slow links named"
 
 # a rank that never starts
 run_ranks "0 1" "" --timeout 1
