@@ -303,6 +303,21 @@ test_platform(void)
 	is_int(h.rdma_listed, JC_NO, "header-only ibv_devices: not listed");
 	jc_host_clear(&h);
 	raw_clear(&r);
+
+	/* No address on en0/en1: another interface, never a Thunderbolt one. */
+	raw_add(&r, "ipconfig-getifaddr-en0.txt", S(""), 1);
+	raw_add(&r, "networksetup-listallhardwareports.txt",
+	    S("Hardware Port: Thunderbolt 1\nDevice: en2\n"), 0);
+	raw_add(&r, "ifconfig.txt", S("lo0: flags=8049<UP,LOOPBACK> mtu 16384\n"
+	    "\tinet 127.0.0.1 netmask 0xff000000\n"
+	    "en2: flags=8863<UP> mtu 1500\n\tinet 10.0.0.1 netmask 0xfffffffc\n"
+	    "en7: flags=8863<UP> mtu 1500\n\tinet 169.254.3.3 netmask 0xffff0000\n"
+	    "\tinet 192.168.5.5 netmask 0xffffff00\n"), 0);
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0, "fallback outputs parse");
+	is_str(h.mgmt_ip, "192.168.5.5", "management address from another interface");
+	is_str(h.mgmt_iface, "en7", "its interface");
+	jc_host_clear(&h);
+	raw_clear(&r);
 }
 
 int
