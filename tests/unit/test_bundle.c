@@ -219,7 +219,9 @@ test_platform(void)
 	raw_add(&r, "ip-j-addr.txt", S("[]"), 0);
 	ok(platform_for_raw(&r) == &jc_platform_macos, "uname wins over file names");
 	raw_add(&r, "uname.txt", S("FreeBSD\n"), 0);
-	ok(platform_for_raw(&r) == &jc_platform_linux, "unknown uname: by files (ip-)");
+	ok(platform_for_raw(&r) == NULL, "unknown uname: no backend, whatever the files");
+	raw_add(&r, "uname.txt", S("\n"), 0);
+	ok(platform_for_raw(&r) == &jc_platform_linux, "empty uname: by files (ip-)");
 	raw_clear(&r);
 	raw_add(&r, "networksetup-listallhardwareports.txt", S(""), 0);
 	ok(platform_for_raw(&r) == &jc_platform_macos, "networksetup: macOS");
