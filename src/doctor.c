@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,7 @@ chk_duplicates(const struct doctor_input *in, struct doctor_report *r)
 			const struct jc_host *b = &in->hosts[j];
 			size_t hs[2] = { i, j };
 			const char *why = NULL;
+			bool same_name = false;
 
 			if (!probed(b))
 				continue;
@@ -230,16 +232,17 @@ chk_duplicates(const struct doctor_input *in, struct doctor_report *r)
 					    strcmp(a->ports[p].id, b->ports[q].id) == 0)
 						why = "the same Thunderbolt domain UUID";
 			if (why == NULL && a->hostname && b->hostname &&
-			    strcasecmp(a->hostname, b->hostname) == 0)
+			    strcasecmp(a->hostname, b->hostname) == 0) {
 				why = "the same hostname";
+				same_name = true;
+			}
 			if (why == NULL)
 				continue;
 			found = true;
 			doctor_add(r, DOCTOR_ERROR, (long)j, hs, 2,
 			    "list each machine once (one name per Mac)",
 			    "%s and %s are the same machine (%s%s%s)", hname(in, i), hname(in, j),
-			    why, a->hostname && strcmp(why, "the same hostname") == 0 ? " " : "",
-			    a->hostname && strcmp(why, "the same hostname") == 0 ? a->hostname : "");
+			    why, same_name ? " " : "", same_name ? a->hostname : "");
 		}
 	}
 	if (!found && in->g == NULL && in->graph_error != NULL)
@@ -602,6 +605,7 @@ chk_qp_budget(const struct doctor_input *in, struct doctor_report *r)
 			doctor_add(r, DOCTOR_ERROR, -1, NULL, 0,
 			    "use the jaccl-ring backend beyond 8 ranks", "%s", err.msg);
 		/* other failures (no ring, no mesh) are the cabling's, not a budget */
+		graph_choice_clear(&ch);
 		return;
 	}
 	if (ch.backend == GRAPH_JACCL && in->g->n > GRAPH_MESH_MAX)
