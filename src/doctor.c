@@ -915,10 +915,12 @@ doctor_report_json(const struct doctor_report *r, const struct jc_host *hosts, s
 
 		for (size_t k = 0; k < r->n; k++) {
 			const struct doctor_finding *f = &r->v[k];
-			json_t *fo, *fh = json_array(), *fp = json_array();
+			json_t *fo, *fh, *fp;
 
 			if (strcmp(f->check, res->check->name) != 0)
 				continue;
+			fh = json_array();
+			fp = json_array();
 			for (size_t i = 0; i < f->nhosts; i++)
 				json_array_append_new(fh, json_string(hosts[f->hosts[i]].name));
 			for (size_t i = 0; i < f->nports; i++)
