@@ -281,6 +281,11 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			}
 		}
 		qsort(sp, h->nports, sizeof(*sp), sort_port_cmp);
+		for (size_t p = 1; p < h->nports && r == 0; p++)
+			if (sp[p].iface != NULL && sp[p - 1].iface != NULL &&
+			    strcmp(sp[p].iface, sp[p - 1].iface) == 0)
+				r = jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report interface %s",
+				    h->name, sp[p].iface);
 		g->order[i] = xcalloc(h->nports ? h->nports : 1, sizeof(size_t));
 		for (size_t p = 0; p < h->nports; p++)
 			g->order[i][p] = sp[p].idx;
@@ -288,6 +293,8 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 		assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
 		free(sp);
 	}
+	if (r != 0)
+		goto out;
 	if (nents > 0)
 		qsort(ents, nents, sizeof(*ents), id_ent_cmp);
 	for (size_t k = 1; k < nents; k++) {

@@ -161,6 +161,15 @@ test_strays(void)
 	ok(graph_build(h, 3, &g, &err) < 0 && g == NULL, "duplicate port id fails");
 	has(err.msg, "listed twice", "message suggests a duplicate host");
 	inv_free(h, 3);
+
+	h = inv_new(2, NULL);
+	inv_cable(&h[0], "en2", &h[1], "en2", 80);
+	inv_cable(&h[0], "en3", &h[1], "en3", 80);
+	free(h[0].ports[1].iface);
+	h[0].ports[1].iface = xstrdup("en2");
+	ok(graph_build(h, 2, &g, &err) < 0 && g == NULL, "two ports with one interface fail");
+	is_str(err.msg, "mac1: two Thunderbolt ports report interface en2", "message");
+	inv_free(h, 2);
 }
 
 static void
