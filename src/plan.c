@@ -30,7 +30,7 @@ plan_cable_ip(size_t k, int end, char out[16])
 
 /* Append a command; the words are copied. The list ends with NULL. */
 static struct plan_cmd *
-cmd_add(struct plan_cmdlist *l, bool may_fail, ...)
+cmd_add(struct plan_cmdlist *l, int may_fail, ...)
 {
 	struct plan_cmd *c;
 	const char *w;
@@ -39,7 +39,7 @@ cmd_add(struct plan_cmdlist *l, bool may_fail, ...)
 	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
 	c = &l->v[l->n++];
 	memset(c, 0, sizeof(*c));
-	c->may_fail = may_fail;
+	c->may_fail = may_fail != 0;
 	va_start(ap, may_fail);
 	while ((w = va_arg(ap, const char *)) != NULL) {
 		c->argv = xreallocarray(c->argv, c->argc + 2, sizeof(char *));
