@@ -207,9 +207,14 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 		f = fact_add(ph, PLAN_FACT_ADDRS, ad->iface, NULL);
 		f->known = ifc != NULL;
 		if (ifc != NULL) {
-			for (size_t k = 0; k < ifc->ninet; k++)
-				strv_push_owned(&f->values, xasprintf("%s/%d", ifc->inet[k],
-				    ifc->prefix != NULL ? ifc->prefix[k] : 32));
+			/* Only well-formed addresses can be put back by a command. */
+			for (size_t k = 0; k < ifc->ninet; k++) {
+				int pfx = ifc->prefix != NULL ? ifc->prefix[k] : 32;
+
+				if (ifc->inet[k] != NULL && jc_ipv4_ok(ifc->inet[k]) && pfx >= 0 &&
+				    pfx <= 32)
+					strv_push_owned(&f->values, xasprintf("%s/%d", ifc->inet[k], pfx));
+			}
 			f->up = ifc->up;
 		}
 		if (linux_host)
