@@ -1088,13 +1088,20 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			strv_push_owned(&c->warnings, xasprintf(
 			    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
 			    n, GRAPH_MESH_MAX));
-		if (rmesh && n <= GRAPH_MESH_MAX)
+		if (rmesh && n <= GRAPH_MESH_MAX) {
 			choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
-		else if (rrr == GRAPH_RING_FOUND)
+		} else if (rrr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
-		else if (rr == GRAPH_RING_FOUND)
+			/* Cabled as a mesh, but RDMA cannot use some pair: say which. */
+			if (mesh && !rmesh && !graph_is_mesh(g, true, &mi, &mj)) {
+				buf_puts(&b, "not a JACCL mesh: ");
+				mesh_missing_text(&b, g, true, mi, mj);
+				strv_push_owned(&c->warnings, buf_steal(&b));
+			}
+		}
+		else if (rr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_RING, ring, n, width, false);
-		else {
+		} else {
 			struct jc_strv lines = { 0 };
 			char **reasons = xcalloc(n ? n : 1, sizeof(*reasons));
 
