@@ -263,6 +263,10 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 	g->count = xcalloc(n > 0 ? n * n : 1, sizeof(*g->count));
 	g->rcount = xcalloc(n > 0 ? n * n : 1, sizeof(*g->rcount));
 	assigned = xcalloc(n ? n : 1, sizeof(*assigned));
+	for (size_t i = 0; i < n; i++)
+		nents += hosts[i].nports;
+	ents = xcalloc(nents ? nents : 1, sizeof(*ents));
+	nents = 0;
 
 	/* Each host's ports sorted by interface name as text, and the id index. */
 	for (size_t i = 0; i < n; i++) {
@@ -273,7 +277,6 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			sp[p].iface = h->ports[p].iface;
 			sp[p].idx = p;
 			if (h->ports[p].id != NULL) {
-				ents = xreallocarray(ents, nents + 1, sizeof(*ents));
 				ents[nents].id = h->ports[p].id;
 				ents[nents].host = i;
 				ents[nents].port = p;

@@ -459,6 +459,10 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 
 		ph->host = i;
 		ph->os = h->os == JC_OS_LINUX ? JC_OS_LINUX : JC_OS_MACOS;
+		for (size_t j = 0; j < g->n; j++)
+			ph->naddrs += j != i ? graph_count(g, i, j, false) : 0;
+		ph->addrs = xcalloc(ph->naddrs ? ph->naddrs : 1, sizeof(*ph->addrs));
+		ph->naddrs = 0;
 		/* mlx's order: peers by index, then the cables shared with each. */
 		for (size_t j = 0; j < g->n; j++) {
 			unsigned cnt = graph_count(g, i, j, false);
@@ -470,7 +474,6 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 				long c = graph_pair_cable(g, i, j, k, false, &s);
 				struct plan_addr *ad;
 
-				ph->addrs = xreallocarray(ph->addrs, ph->naddrs + 1, sizeof(*ph->addrs));
 				ad = &ph->addrs[ph->naddrs++];
 				ad->cable = (size_t)c;
 				ad->peer = j;
