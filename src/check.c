@@ -14,6 +14,22 @@
 
 #include "check.h"
 
+/* A growable vector of host indices. */
+struct idxv {
+	size_t *v;
+	size_t n, cap;
+};
+
+static void
+idxv_push(struct idxv *x, size_t i)
+{
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 16;
+		x->v = xreallocarray(x->v, x->cap, sizeof(*x->v));
+	}
+	x->v[x->n++] = i;
+}
+
 struct tally {
 	const char *code;
 	bool warning;
@@ -21,6 +37,7 @@ struct tally {
 	long overflow;		/* index of the summary item, -1 if none */
 	size_t extra;		/* items summed up in it */
 	unsigned char *seen;	/* ranks already in the summary item */
+	struct idxv ranks;	/* the ranks of the summary item */
 };
 
 struct ctx {
@@ -31,6 +48,9 @@ struct ctx {
 	size_t ntally;
 	bool *rdma_bad;		/* the host's rdma had a type error */
 	bool *row_ok;		/* rdma has one well-typed entry per host */
+	bool ips0_bad;		/* rank 0's ips had a type error */
+	bool backend_bad;	/* "backend" had a type error */
+	unsigned char *mark;	/* scratch, one byte per host, kept zero */
 };
 
 static struct tally *
@@ -42,13 +62,6 @@ tally_get(struct ctx *c, const char *code, bool warning)
 	c->tally = xreallocarray(c->tally, c->ntally + 1, sizeof(*c->tally));
 	c->tally[c->ntally] = (struct tally){ .code = code, .warning = warning, .overflow = -1 };
 	return &c->tally[c->ntally++];
-}
-
-static void
-item_add_rank(struct check_item *it, size_t r)
-{
-	it->ranks = xreallocarray(it->ranks, it->nranks + 1, sizeof(*it->ranks));
-	it->ranks[it->nranks++] = r;
 }
 
 /* Add a problem (or warning) about ranks; past CHECK_SAME_CODE_MAX of one code, sum up. */
@@ -69,11 +82,10 @@ add(struct ctx *c, bool warning, const char *code, const size_t *ranks, size_t n
 			t->overflow = (long)(*nlist)++;
 			t->seen = xcalloc(c->n ? c->n : 1, 1);
 		}
-		it = &(*list)[t->overflow];
 		for (size_t i = 0; i < nranks; i++) {
 			if (ranks[i] < c->n && !t->seen[ranks[i]]) {
 				t->seen[ranks[i]] = 1;
-				item_add_rank(it, ranks[i]);
+				idxv_push(&t->ranks, ranks[i]);
 			}
 		}
 		t->extra++;
@@ -87,8 +99,17 @@ add(struct ctx *c, bool warning, const char *code, const size_t *ranks, size_t n
 	va_start(ap, fmt);
 	it->msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < nranks; i++)
-		item_add_rank(it, ranks[i]);
+	/* each host once, in the order given */
+	if (nranks > 0)
+		it->ranks = xcalloc(nranks, sizeof(*it->ranks));
+	for (size_t i = 0; i < nranks; i++) {
+		if (ranks[i] < c->n && !c->mark[ranks[i]]) {
+			c->mark[ranks[i]] = 1;
+			it->ranks[it->nranks++] = ranks[i];
+		}
+	}
+	for (size_t i = 0; i < it->nranks; i++)
+		c->mark[it->ranks[i]] = 0;
 }
 
 static void
@@ -98,9 +119,14 @@ tally_finish(struct ctx *c)
 		struct tally *t = &c->tally[i];
 		struct check_item *list = t->warning ? c->rep->warnings : c->rep->problems;
 
-		if (t->overflow >= 0)
+		if (t->overflow >= 0) {
 			list[t->overflow].msg = xasprintf("and %zu more %s of this kind",
 			    t->extra, t->warning ? "warnings" : "problems");
+			list[t->overflow].ranks = t->ranks.v;
+			list[t->overflow].nranks = t->ranks.n;
+		} else {
+			free(t->ranks.v);
+		}
 		free(t->seen);
 	}
 	free(c->tally);
@@ -357,6 +383,14 @@ rule_devices(struct ctx *c, size_t i)
 }
 
 static int
+size_cmp(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int
 str_cmp(const void *x, const void *y)
 {
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
@@ -409,22 +443,23 @@ is_neighbour(size_t n, size_t i, size_t j)
 static void
 rule_links(struct ctx *c, bool ring)
 {
-	size_t n = c->n, *miss = NULL, nmiss = 0, *who;
+	size_t n = c->n, *miss, nmiss, *who;
+	struct idxv mv = { 0 };
 	unsigned char *seen = xcalloc(n, 1);
 	struct jc_buf b = { 0 };
 
+	/* only rows with n entries are walked, so this is linear in the file */
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < n; j++) {
+		for (size_t j = 0; j < n && c->row_ok[i]; j++) {
 			size_t a, z;
 
-			if (i == j || !c->row_ok[i] || !c->row_ok[j])
+			if (i == j || !c->row_ok[j])
 				continue;
 			a = cnt(c, i, j);
 			z = cnt(c, j, i);
 			if (a == 0 && (!ring || is_neighbour(n, i, j))) {
-				miss = xreallocarray(miss, nmiss + 2, sizeof(*miss));
-				miss[nmiss++] = i;
-				miss[nmiss++] = j;
+				idxv_push(&mv, i);
+				idxv_push(&mv, j);
 			}
 			if (i > j)
 				continue;
@@ -448,6 +483,8 @@ rule_links(struct ctx *c, bool ring)
 			}
 		}
 	}
+	miss = mv.v;
+	nmiss = mv.n;
 	if (nmiss == 0) {
 		free(seen);
 		return;
@@ -508,10 +545,10 @@ rule_mesh(struct ctx *c)
 		    "the JACCL mesh supports up to %d hosts, this hostfile has %zu: "
 		    "use jaccl-ring", CHECK_MESH_MAX, c->n);
 	for (size_t i = 0; i < c->n; i++) {
-		for (size_t j = i + 1; j < c->n; j++) {
+		for (size_t j = i + 1; j < c->n && c->row_ok[i]; j++) {
 			size_t a, z, m;
 
-			if (!c->row_ok[i] || !c->row_ok[j])
+			if (!c->row_ok[j])
 				continue;
 			a = cnt(c, i, j);
 			z = cnt(c, j, i);
@@ -539,7 +576,7 @@ rule_mesh(struct ctx *c)
 	}
 	if (lo != hi)
 		add(c, true, "uneven-cable-count", NULL, 0,
-		    "pairs have different cable counts (%zu to %zu): JACCL uses the smallest "
+		    "pairs have different cable counts (from %zu to %zu): JACCL uses the smallest "
 		    "count for every pair", lo, hi);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->row_ok[i])
@@ -549,17 +586,38 @@ rule_mesh(struct ctx *c)
 static void
 rule_ring(struct ctx *c)
 {
-	size_t n = c->n, k = 0, kr = 0, *bad = NULL, nbad = 0;
+	size_t n = c->n, k = 0;
+	struct idxv bad = { 0 };
 	struct jc_buf b = { 0 };
 
-	/* JACCL takes the width from rank 0's right neighbour cell */
-	for (size_t r = 0; r < n && k == 0; r++) {
-		if (!c->row_ok[r])
-			continue;
-		k = cnt(c, r, (r + 1) % n);
-		kr = r;
-		if (k == 0)
-			k = cnt(c, r, (r + n - 1) % n);
+	/*
+	 * JACCL takes the width from rank 0's right neighbour cell; to say
+	 * which cells are odd, take the most common width instead.
+	 */
+	{
+		size_t *w = xcalloc(2 * n, sizeof(*w)), m = 0, best = 0;
+
+		for (size_t r = 0; r < n; r++) {
+			size_t l = cnt(c, r, (r + n - 1) % n), rr = cnt(c, r, (r + 1) % n);
+
+			if (c->row_ok[r] && l > 0)
+				w[m++] = l;
+			if (c->row_ok[r] && rr > 0 && n > 2)
+				w[m++] = rr;
+		}
+		qsort(w, m, sizeof(*w), size_cmp);
+		for (size_t i = 0; i < m;) {
+			size_t e = i;
+
+			while (e < m && w[e] == w[i])
+				e++;
+			if (e - i > best) {
+				best = e - i;
+				k = w[i];
+			}
+			i = e;
+		}
+		free(w);
 	}
 	for (size_t r = 0; r < n; r++) {
 		size_t side[2] = { (r + n - 1) % n, (r + 1) % n };
@@ -577,23 +635,22 @@ rule_ring(struct ctx *c)
 				    "direction", nm(c, r), w, nm(c, side[s]), CHECK_RING_MAX);
 			if (w == 0 || w == k)
 				continue;
-			if (nbad < 6)
-				buf_printf(&b, "%s%s lists %zu to %s", nbad ? ", " : "", nm(c, r), w,
+			if (bad.n < 6)
+				buf_printf(&b, "%s%s lists %zu to %s", bad.n ? ", " : "", nm(c, r), w,
 				    nm(c, side[s]));
-			bad = xreallocarray(bad, nbad + 2, sizeof(*bad));
-			bad[nbad++] = r;
-			bad[nbad++] = side[s];
+			idxv_push(&bad, r);
+			idxv_push(&bad, side[s]);
 		}
 	}
-	if (nbad > 0) {
-		if (nbad > 6)
-			buf_printf(&b, " and %zu more", (nbad - 6) / 2);
-		add(c, false, "ring-width-mismatch", bad, nbad,
-		    "a JACCL ring uses the same number of cables to every neighbour: %s lists "
-		    "%zu to %s, but %s", nm(c, kr), k, nm(c, (kr + 1) % n), b.data);
+	if (bad.n > 0) {
+		if (bad.n > 6)
+			buf_printf(&b, " and %zu more", (bad.n - 6) / 2);
+		add(c, false, "ring-width-mismatch", bad.v, bad.n,
+		    "a JACCL ring needs the same number of cables to every neighbour: "
+		    "most list %zu, but %s", k, b.data);
 	}
 	buf_free(&b);
-	free(bad);
+	free(bad.v);
 	for (size_t i = 0; i < n; i++)
 		if (c->row_ok[i])
 			rule_qp(c, i, true);
@@ -629,7 +686,7 @@ rules(struct ctx *c, const char *backend)
 	} else if (c->n > 0) {
 		backend = choose_backend(c);
 		c->rep->backend_source = "cabling";
-		if (strcmp(backend, "ring") != 0)
+		if (strcmp(backend, "ring") != 0 && !c->backend_bad)
 			add(c, true, "no-backend", NULL, 0,
 			    "the hostfile names no backend: its rdma matrix is for %s, but "
 			    "mlx.launch uses ring unless it is given --backend %s",
@@ -659,7 +716,8 @@ rules(struct ctx *c, const char *backend)
 
 		add(c, false, "too-few-hosts", &r0, 1, "%s needs at least 2 hosts", backend);
 	}
-	rule_coordinator(c);
+	if (!c->ips0_bad)
+		rule_coordinator(c);
 	rule_rows(c);
 	rule_links(c, strcmp(backend, "jaccl-ring") == 0);
 	if (strcmp(backend, "jaccl") == 0)
@@ -686,6 +744,7 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	rep->names = xcalloc(c.n + 1, sizeof(*rep->names));
 	c.rdma_bad = xcalloc(c.n + 1, sizeof(*c.rdma_bad));
 	c.row_ok = xcalloc(c.n + 1, sizeof(*c.row_ok));
+	c.mark = xcalloc(c.n + 1, 1);
 	for (size_t i = 0; i < c.n; i++) {
 		const char *s = hf->hosts[i].ssh;
 
@@ -700,10 +759,18 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 		if (!g->warning && about && (g->part == HF_PART_RDMA || g->part == HF_PART_HOST) &&
 		    strcmp(g->code, "bad-type") == 0)
 			c.rdma_bad[r] = true;
+		if (!g->warning && g->part == HF_PART_IPS && about && r == 0)
+			c.ips0_bad = true;
+		if (!g->warning && g->part == HF_PART_BACKEND)
+			c.backend_bad = true;
 		if (!g->warning && (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS ||
 		    g->part == HF_PART_FILE))
 			top_bad = true;
-		add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
+		/* name the host when its ssh name is usable: "mac2: hosts[1].ips[0]: ..." */
+		if (about && hostfile_ssh_ok(hf->hosts[r].ssh))
+			add(&c, g->warning, g->code, &r, 1, "%s: %s", rep->names[r], g->msg);
+		else
+			add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		c.row_ok[i] = !c.rdma_bad[i] && hf->hosts[i].nrdma == c.n;
@@ -718,8 +785,24 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	tally_finish(&c);
 	free(c.rdma_bad);
 	free(c.row_ok);
+	free(c.mark);
 	rep->valid = rep->nproblems == 0;
 	return rep;
+}
+
+/* A JSON string of s; never NULL, even when s is not valid UTF-8. */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *p;
+
+	if (j != NULL)
+		return j;
+	p = hostfile_printable(s, 0);
+	j = json_string(p);
+	free(p);
+	return j ? j : json_string("");
 }
 
 static json_t *
@@ -731,11 +814,11 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 		json_t *o = json_object(), *hosts = json_array(), *ranks = json_array();
 
 		for (size_t k = 0; k < v[i].nranks; k++) {
-			json_array_append_new(hosts, json_string(r->names[v[i].ranks[k]]));
+			json_array_append_new(hosts, jstr(r->names[v[i].ranks[k]]));
 			json_array_append_new(ranks, json_integer((json_int_t)v[i].ranks[k]));
 		}
 		json_object_set_new(o, "code", json_string(v[i].code));
-		json_object_set_new(o, "message", json_string(v[i].msg));
+		json_object_set_new(o, "message", jstr(v[i].msg));
 		json_object_set_new(o, "hosts", hosts);
 		json_object_set_new(o, "ranks", ranks);
 		json_array_append_new(a, o);
@@ -746,9 +829,7 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 static json_t *
 str_or_null(const char *s)
 {
-	json_t *j = s ? json_string(s) : NULL;
-
-	return j ? j : json_null();
+	return s ? jstr(s) : json_null();
 }
 
 json_t *

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -408,12 +409,23 @@ plist_value(const xmlNode *n, int depth, struct jc_err *err)
 	return json_null();
 }
 
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+static void
+xml_init(void)
+{
+	xmlInitParser();
+}
+
 json_t *
 parse_plist_xml(const char *data, size_t len, struct jc_err *err)
 {
 	xmlDoc *doc;
 	const xmlNode *root, *top;
 	json_t *v;
+
+	/* libxml2 wants its global state set up once, before threads race. */
+	pthread_once(&xml_once, xml_init);
 
 	if (len > PARSE_TB_MAX || len > INT_MAX) {
 		jc_fail(err, -EFBIG, "output larger than %u bytes", PARSE_TB_MAX);
@@ -517,7 +529,7 @@ text_tree(const char *data, size_t len)
 	stack[0] = root;
 	while (pos < len) {
 		const char *line = data + pos;
-		size_t ll = 0, i = 0;
+		size_t ll = 0, i = 0, tl;
 		int indent = 0;
 		struct tnode *t;
 		char *text, *colon;
@@ -535,8 +547,9 @@ text_tree(const char *data, size_t len)
 		text = xstrndup(line + i, ll - i);
 		t = xcalloc(1, sizeof(*t));
 		t->indent = indent;
-		if (text[strlen(text) - 1] == ':') {
-			text[strlen(text) - 1] = '\0';
+		tl = strlen(text);	/* may be shorter than the line: NUL bytes */
+		if (tl > 0 && text[tl - 1] == ':') {
+			text[tl - 1] = '\0';
 			t->key = text;
 		} else if ((colon = strstr(text, ": ")) != NULL) {
 			*colon = '\0';

@@ -109,8 +109,9 @@ rt_group_open(struct rt_group **out, const struct rt_config *c, enum rt_kind kin
 {
 	struct rt_group *g;
 	unsigned char *mine, *all, *peer;
+	struct { int32_t status; struct jc_err err; } st = { 0 }, *sts = NULL;
 	size_t blk;
-	int rc;
+	int rc, r2;
 
 	*out = NULL;
 	rt_group_new(&g, c, kind, wires, timeout);
@@ -120,20 +121,45 @@ rt_group_open(struct rt_group **out, const struct rt_config *c, enum rt_kind kin
 	mine = xcalloc(1, blk);
 	all = xcalloc((size_t)g->size, blk);
 	peer = xcalloc(1, blk);
-	if ((rc = fab->prepare(g, mine, err)) < 0)
+	/*
+	 * Every rank takes part in both exchanges even when its own part
+	 * failed, so that all ranks learn which link failed and why.
+	 */
+	rc = fab->prepare(g, mine, &st.err);
+	if ((r2 = rt_sc_all_gather(sc, mine, blk, all, err)) < 0) {
+		rc = r2;
 		goto out;
-	if ((rc = rt_sc_all_gather(sc, mine, blk, all, err)) < 0)
-		goto out;
-	for (size_t i = 0; i < g->nlinks; i++) {
-		struct rt_link *l = &g->links[i];
-
-		memcpy(peer + i * RT_RECORD_SIZE, all + (size_t)l->peer * blk +
-		    (size_t)l->peer_index * RT_RECORD_SIZE, RT_RECORD_SIZE);
 	}
-	if ((rc = fab->connect(g, peer, err)) < 0)
+	if (rc == 0) {
+		for (size_t i = 0; i < g->nlinks; i++) {
+			struct rt_link *l = &g->links[i];
+
+			memcpy(peer + i * RT_RECORD_SIZE, all + (size_t)l->peer * blk +
+			    (size_t)l->peer_index * RT_RECORD_SIZE, RT_RECORD_SIZE);
+		}
+		rc = fab->connect(g, peer, &st.err);
+	}
+	st.status = rc;
+	sts = xcalloc((size_t)g->size, sizeof(*sts));
+	if ((rc = rt_sc_all_gather(sc, &st, sizeof(st), sts, err)) < 0)
 		goto out;
-	rc = rt_sc_barrier(sc, err);
+	{
+		struct jc_buf b = { 0 };
+
+		for (int r = 0; r < g->size; r++) {
+			if (sts[r].status == 0)
+				continue;
+			if (rc == 0)
+				rc = sts[r].status < 0 ? sts[r].status : -EIO;
+			sts[r].err.msg[sizeof(sts[r].err.msg) - 1] = '\0';
+			buf_printf(&b, "%srank %d: %s", b.len ? "; " : "", r, sts[r].err.msg);
+		}
+		if (rc < 0)
+			jc_fail(err, rc, "%s", b.data);
+		buf_free(&b);
+	}
 out:
+	free(sts);
 	free(mine);
 	free(all);
 	free(peer);
@@ -235,6 +261,18 @@ reduce(void *dst, const void *src, size_t count, enum rt_dtype t)
 	}
 }
 
+/* Scratch space of at least n bytes, kept between calls (no page faults). */
+static char *
+scratch(struct rt_group *g, size_t n)
+{
+	if (n > g->nscratch) {
+		free(g->scratch);
+		g->scratch = xmalloc(n);
+		g->nscratch = n;
+	}
+	return g->scratch;
+}
+
 /* ---- mesh ---- */
 
 static int
@@ -265,13 +303,18 @@ mesh_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 	size_t es = rt_dtype_size(t), n = (size_t)g->size, me = (size_t)g->rank;
 	size_t seg = MESH_SEGMENT / es, off[RT_MESH_MAX_PEERS + 1];
 	struct rt_xfer *x = xcalloc(2 * n, sizeof(*x));
-	char **tmp = xcalloc(n, sizeof(char *));
+	char **tmp = xcalloc(n, sizeof(char *)), *space;
+	size_t part;
 	int rc = 0;
 
 	if (seg < n)
 		seg = n;
+	if (seg > count)
+		seg = count;
+	part = (seg / n + 1) * es;
+	space = scratch(g, part * n);
 	for (size_t p = 0; p < n; p++)
-		tmp[p] = xmalloc((seg / n + 1) * es);
+		tmp[p] = space + p * part;
 	for (size_t base = 0; base < count && rc == 0; base += seg) {
 		size_t len = count - base < seg ? count - base : seg, k = 0;
 		char *b = buf + base * es;
@@ -315,8 +358,6 @@ mesh_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 		}
 		rc = rt_group_run(g, x, k, err);
 	}
-	for (size_t p = 0; p < n; p++)
-		free(tmp[p]);
 	free(tmp);
 	free(x);
 	return rc;
@@ -404,8 +445,13 @@ ring_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 	size_t ns = ring_slices(g, count, small, s);
 	int rc = 0;
 
-	for (size_t i = 0; i < ns; i++)
-		s[i].tmp = xmalloc((s[i].len / N + 1) * es);
+	{
+		size_t part = (count / ns / N + 2) * es;
+		char *space = scratch(g, part * ns);
+
+		for (size_t i = 0; i < ns; i++)
+			s[i].tmp = space + i * part;
+	}
 	/* reduce-scatter: after N-1 steps chunk r+sign of each slice is complete */
 	for (size_t step = 0; step + 1 < N && rc == 0; step++) {
 		size_t k = 0, so, sl, ro, rl;
@@ -439,8 +485,6 @@ ring_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 		}
 		rc = rt_group_run(g, x, k, err);
 	}
-	for (size_t i = 0; i < ns; i++)
-		free(s[i].tmp);
 	return rc;
 }
 
@@ -486,5 +530,6 @@ rt_group_close(struct rt_group *g)
 		free(g->links[i].peer_device);
 	}
 	free(g->links);
+	free(g->scratch);
 	free(g);
 }

@@ -83,6 +83,8 @@ struct rt_group {
 	const struct rt_fabric_ops *fab;
 	void *fctx;		/* the fabric's */
 	struct rt_sc *sc;	/* borrowed */
+	char *scratch;		/* reused by the collectives (grow-only) */
+	size_t nscratch;
 };
 
 enum rt_dtype {
@@ -95,6 +97,12 @@ enum rt_dtype {
 /* Size of one element, and its name as nccl-tests prints it ("float", "int32"). */
 size_t rt_dtype_size(enum rt_dtype t);
 const char *rt_dtype_name(enum rt_dtype t);
+
+/*
+ * True when the verbs library loads and names every device of g's links
+ * (g as described by rt_group_new(), not yet opened).
+ */
+bool rt_fabric_verbs_available(const struct rt_group *g);
 
 /* Fabric by name ("tcp", "verbs"), or NULL. */
 const struct rt_fabric_ops *rt_fabric_find(const char *name);

@@ -3,8 +3,9 @@
 # simcluster.sh - a simulated Mac cluster on Linux: one network namespace per
 # Mac, one veth pair per Thunderbolt cable, an sshd per host and fake macOS
 # commands (fakemac/) that describe the cabling the way macOS would.
-# Needs root, iproute2, openssh-server,
-# openssh-client, util-linux (unshare, nsenter), python3 (stdlib only).
+# Hosts with "personality": "linux" are plain Linux hosts (real commands).
+# Needs root, iproute2, openssh-server, openssh-client, util-linux (unshare,
+# nsenter, flock), python3 (stdlib only).
 #
 #   simcluster.sh up TOPOLOGY.json   create the hosts and cables, start the sshds
 #   simcluster.sh down               kill every process in the hosts, delete everything
@@ -167,7 +168,9 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON
     local hd=$1 py=$2 c
     mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
     for c in $FAKE_BIN $FAKE_SBIN; do
-        printf '#!/bin/sh\nexec "%s" "%s" --simhost "%s" %s "$@"\n' \
+        # -S: the fakes need only the standard library; skipping site
+        # start-up makes every fake command noticeably cheaper
+        printf '#!/bin/sh\nexec "%s" -S "%s" --simhost "%s" %s "$@"\n' \
             "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
         chmod 755 "$hd/bin/$c"
     done
@@ -272,6 +275,10 @@ EOF
             "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
     done < "$DIR/hosts.tsv"
 
+    # every sshd has daemonized (it exists as an sshd process): another
+    # cluster's `down` will now leave /run/sshd alone
+    unlock
+
     cat >> "$DIR/ssh_config" <<EOF
 Host *
     User root
@@ -290,9 +297,8 @@ EOF
             [[ -s $hd/sshd.pid ]] && break
             sleep 0.02
         done
-        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; unlock; die "sshd on $name did not start"; }
+        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; die "sshd on $name did not start"; }
     done < "$DIR/hosts.tsv"
-    unlock
     UP_DONE=1
     [[ ${KC_QUIET:-0} == 1 ]] || cmd_info
 }
@@ -385,5 +391,5 @@ case ${1:-} in
     exec) shift; cmd_exec "$@" ;;
     snapshot) shift; cmd_snapshot "$@" ;;
     ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    *) sed -n '3,20p' "$0"; exit 2 ;;
 esac
