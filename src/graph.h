@@ -157,7 +157,7 @@ struct graph_choice {
 	size_t *order;		/* rank -> host index (n entries), owned */
 	unsigned width;		/* cables per ring neighbour (rings), 1 for jaccl */
 	bool rdma;		/* RDMA-usable cables only */
-	struct jc_strv warnings;	/* RDMA warnings, mlx wording plus detail */
+	struct jc_strv warnings;	/* why RDMA or a mesh was not used, limits applied */
 };
 
 /* "jaccl", "jaccl-ring", "ring". */
