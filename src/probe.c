@@ -70,10 +70,16 @@ probe_script(double command_timeout)
 	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
 	buf_printf(&b, "jc_to=%ld\n", to);
 	/*
-	 * jc_run NAME FUNCTION: frame the function's stdout with its exit
-	 * status; a watchdog sends SIGTERM after jc_to seconds.
+	 * jc_kill PID: SIGTERM to PID and everything below it (a command
+	 * that forked must not keep the output open). jc_run NAME FUNCTION:
+	 * frame the function's stdout with its exit status; a watchdog kills
+	 * it after jc_to seconds.
 	 */
 	buf_puts(&b,
+	    "jc_kill() {\n"
+	    "\tfor jc_c in $(pgrep -P \"$1\" 2>/dev/null); do jc_kill \"$jc_c\"; done\n"
+	    "\tkill -TERM \"$1\" 2>/dev/null\n"
+	    "}\n"
 	    "jc_run() {\n"
 	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
 	    "\t\"$2\" </dev/null &\n"
@@ -81,7 +87,7 @@ probe_script(double command_timeout)
 	    "\t( trap 'kill $jc_sp 2>/dev/null; exit 0' TERM\n"
 	    "\t  sleep \"$jc_to\" </dev/null >/dev/null 2>&1 & jc_sp=$!\n"
 	    "\t  wait $jc_sp && { echo \"$1: timed out after $jc_to s\" >&2;"
-	    " kill -TERM $jc_p 2>/dev/null; } ) </dev/null >/dev/null &\n"
+	    " jc_kill $jc_p; } ) </dev/null >/dev/null &\n"
 	    "\tjc_w=$!\n"
 	    "\twait $jc_p; jc_s=$?\n"
 	    "\tkill $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
@@ -413,7 +419,8 @@ probe_one(struct shared *sh, size_t i)
 		report(sh, i, PROBE_FAILED);
 		goto out;
 	}
-	log_commands(sh, i, &c, raw, ends, (size_t)nframes, t0);
+	log_commands(sh, i, &c, raw, ends,
+	    (size_t)nframes < JC_ARRAY_LEN(ends) ? (size_t)nframes : JC_ARRAY_LEN(ends), t0);
 	if (probe_parse_raw(h, raw, &err) != 0) {
 		host_fail(h, true, err.msg);
 		report(sh, i, PROBE_FAILED);
