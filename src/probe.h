@@ -8,6 +8,8 @@
  * appears in a command line) and its exit status. The outputs become a
  * struct jc_raw, the raw a struct jc_host. A saved bundle replays instead.
  * Per-host failures are recorded in the host and never stop the others.
+ * The script reaches /bin/sh as `exec /bin/sh -c '...'` through the remote
+ * login shell, which must therefore quote as sh does (sh, bash, zsh, ksh).
  */
 #ifndef JC_PROBE_H
 #define JC_PROBE_H
