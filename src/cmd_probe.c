@@ -266,7 +266,12 @@ cmd_probe(struct jc_opts *o)
 	if (o->verbose)
 		po.log = log_cb;
 	if (o->from == NULL) {
-		jc_info(NULL, "Checking for ssh access for %s", o->hosts);
+		struct jc_buf names = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			buf_printf(&names, "%s%s", i ? ", " : "", hosts[i].target);
+		jc_info(NULL, "Checking for ssh access for %s", names.data);
+		buf_free(&names);
 		if (tr_global_init() != 0) {
 			jc_error(NULL, "cannot initialise libssh");
 			rc = JC_EXIT_FAIL;
@@ -326,6 +331,11 @@ cmd_probe(struct jc_opts *o)
 	free(hosts);
 	hosts = kept;
 	n = nkept;
+	if (n == 0) {
+		jc_error(NULL, "no reachable host left to probe");
+		rc = JC_EXIT_FAIL;
+		goto out;
+	}
 
 	for (size_t i = 0; i < n; i++)
 		if (hosts[i].error != NULL) {
