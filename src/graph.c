@@ -99,23 +99,6 @@ rdma_dev_for(const struct jc_host *h, const char *iface)
 	return NULL;
 }
 
-static const char *
-state_name(enum jc_port_state s)
-{
-	switch (s) {
-	case JC_PORT_DOWN:
-		return "PORT_DOWN";
-	case JC_PORT_INIT:
-		return "PORT_INIT";
-	case JC_PORT_ARMED:
-		return "PORT_ARMED";
-	case JC_PORT_ACTIVE:
-		return "PORT_ACTIVE";
-	default:
-		return "unknown";
-	}
-}
-
 static void
 end_fill(struct graph_end *e, const struct jc_host *h, size_t host, size_t port)
 {
@@ -170,7 +153,7 @@ cable_rdma(struct graph_cable *c, const struct jc_host *hosts)
 		}
 		if (e->rdma_state != JC_PORT_UNKNOWN && e->rdma_state != JC_PORT_ACTIVE) {
 			c->why_not = xasprintf("%s on %s is %s", e->rdma, h->name,
-			    state_name(e->rdma_state));
+			    jc_port_state_name(e->rdma_state));
 			return;
 		}
 		if (e->rdma_present != JC_YES || e->rdma_state != JC_PORT_ACTIVE)
