@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The launcher's remote script, run by the local /bin/sh: values with
+ * quotes, spaces, newlines, $ and backslashes arrive unchanged, file
+ * variables hold their content, argv is passed word for word, the pidfile
+ * names the process, and the cleanup script removes the folder. Bad keys
+ * and bad folders are refused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../tap.h"
+#include "launch.h"
+
+static char *
+run(const char *script)
+{
+	struct jc_buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+	FILE *fp = popen(script, "r");
+
+	if (fp == NULL)
+		return xstrdup("");
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		buf_append(&b, chunk, n);
+	pclose(fp);
+	buf_puts(&b, "");
+	return buf_steal(&b);
+}
+
+int
+main(void)
+{
+	static const char *tricky = "it's a \"test\" $HOME `id` \\ \n second line";
+	struct launch_var vars[] = {
+		{ "A_VAR", (char *)"plain", false },
+		{ "B", (char *)"it's a \"test\" $HOME `id` \\ \n second line", false },
+		{ "MLX_IBV_DEVICES", (char *)"[[null, \"rdma_en2\"], [\"rdma_en2\", null]]", true },
+		{ "MLX_RANK", (char *)"3", false },
+	};
+	struct launch_env e = { vars, 4 };
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c",
+	    (char *)"printf '%s|' \"$A_VAR\" \"$B\" \"$MLX_RANK\" \"$1\" \"$2\"; cat \"$MLX_IBV_DEVICES\"; "
+	    "cat \"$(dirname \"$MLX_IBV_DEVICES\")/pid\"; echo $$",
+	    (char *)"zero", (char *)"arg one", (char *)"'two'" };
+	struct jc_err err = { 0 };
+	struct jc_buf want = { 0 };
+	char *s, *out, *nl, *dir, *cl, *rest;
+	struct stat sb;
+
+	if (stat("/bin/sh", &sb) != 0)
+		skip_all("no /bin/sh");
+	s = launch_script(&e, argv, 6, "/", &err);
+	ok(s != NULL, "script built");
+	out = run(s);
+	ok(strncmp(out, LAUNCH_MARK, strlen(LAUNCH_MARK)) == 0, "first line is the mark");
+	nl = strchr(out, '\n');
+	dir = nl ? xstrndup(out + strlen(LAUNCH_MARK), (size_t)(nl - out) - strlen(LAUNCH_MARK)) :
+	    xstrdup("");
+	rest = nl ? nl + 1 : out;
+	buf_printf(&want, "plain|%s|3|arg one|'two'|[[null, \"rdma_en2\"], [\"rdma_en2\", null]]\n",
+	    tricky);
+	ok(strncmp(rest, want.data, want.len) == 0, "values, argv and the file arrive unchanged");
+	if (strncmp(rest, want.data, want.len) != 0)
+		diag("got: %s", rest);
+	/* the pidfile holds the pid of the exec'd command */
+	{
+		const char *p = rest + want.len;
+		char *nl2 = strchr(p, '\n');
+
+		ok(nl2 != NULL && strncmp(p, nl2 + 1, (size_t)(nl2 - p)) == 0 &&
+		    nl2[1 + (nl2 - p)] == '\n', "the pidfile names the command's own process");
+	}
+	ok(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode), "the folder exists after the run");
+	cl = launch_cleanup_script(dir);
+	ok(cl != NULL, "cleanup script for %s", dir);
+	free(out);
+	out = run(cl ? cl : "false");
+	is_str(out, "0\n", "cleanup: nothing left to kill");
+	ok(stat(dir, &sb) != 0, "cleanup removes the folder");
+	free(out);
+	free(cl);
+	free(s);
+
+	vars[0].key = (char *)"BAD-KEY";
+	s = launch_script(&e, argv, 6, NULL, &err);
+	ok(s == NULL && strstr(err.msg, "BAD-KEY") != NULL, "a bad key is refused");
+	is_int(err.code, -EINVAL, "... with -EINVAL");
+	free(s);
+	cl = launch_cleanup_script("/tmp/x; rm -rf /");
+	ok(cl == NULL, "a folder with shell syntax is refused");
+	free(cl);
+	cl = launch_cleanup_script("/etc");
+	ok(cl == NULL, "a folder the script did not make is refused");
+	free(cl);
+	free(dir);
+	buf_free(&want);
+	return done_testing();
+}
