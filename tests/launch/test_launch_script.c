@@ -56,6 +56,7 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
+	plan(12);
 	s = launch_script(&e, argv, 6, "/", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
