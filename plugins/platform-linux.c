@@ -96,8 +96,12 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			    raw->outs[i].name, PLATFORM_MAX_OUTPUT);
 	if (!not_run(o = raw_get(raw, "hostname.txt")))
 		h->hostname = parse_word_line(o->data);
-	if (!not_run(o = raw_get(raw, "os-release.txt")))
-		parse_os_release(o->data, &h->os_version, &h->os_build);
+	if (!not_run(o = raw_get(raw, "os-release.txt"))) {
+		char *id = NULL;
+
+		parse_os_release(o->data, &h->os_version, &id);
+		free(id);
+	}
 	if (!not_run(o = raw_get(raw, "mgmt.txt")))
 		parse_linux_mgmt(o->data, &h->mgmt_ip, &h->mgmt_iface);
 

@@ -25,6 +25,14 @@
 struct tr_session {
 	ssh_session ssh;
 	char *host;
+	/*
+	 * Channel callbacks live in the session, not in a stream: libssh keeps
+	 * a channel we closed until the server's close arrives and may call
+	 * them then, after the stream is gone.
+	 */
+	struct ssh_channel_callbacks_struct chcb;
+	ssh_channel current;	/* the stream's channel, or NULL */
+	char *exit_signal;	/* its exit signal, if one came */
 };
 
 struct tr_stream {
@@ -32,8 +40,6 @@ struct tr_stream {
 	ssh_channel ch;
 	struct tr_stream_cbs cbs;
 	void *arg;
-	struct ssh_channel_callbacks_struct chcb;
-	char *exit_signal;
 	double started;
 
 	pthread_mutex_t mu;	/* guards the fields below */
@@ -69,6 +75,9 @@ tr_host(const struct tr_session *s)
 {
 	return s->host;
 }
+
+static void on_exit_signal(ssh_session session, ssh_channel channel, const char *signal,
+    int core, const char *errmsg, const char *lang, void *userdata);
 
 static char *
 server_fingerprint(ssh_session ssh)
@@ -190,6 +199,9 @@ tr_connect(const char *host, const char *user, int port, const struct tr_opts *o
 	*out = xcalloc(1, sizeof(**out));
 	(*out)->ssh = ssh;
 	(*out)->host = xstrdup(host);
+	(*out)->chcb.userdata = *out;
+	(*out)->chcb.channel_exit_signal_function = on_exit_signal;
+	ssh_callbacks_init(&(*out)->chcb);
 	return 0;
 }
 
@@ -201,6 +213,7 @@ tr_close(struct tr_session *s)
 	ssh_disconnect(s->ssh);
 	ssh_free(s->ssh);
 	free(s->host);
+	free(s->exit_signal);
 	free(s);
 }
 
@@ -219,10 +232,12 @@ static void
 on_exit_signal(ssh_session session, ssh_channel channel, const char *signal, int core,
     const char *errmsg, const char *lang, void *userdata)
 {
-	struct tr_stream *st = userdata;
+	struct tr_session *s = userdata;
 
-	free(st->exit_signal);
-	st->exit_signal = xstrdup(signal);
+	if (channel != s->current)
+		return;
+	free(s->exit_signal);
+	s->exit_signal = xstrdup(signal);
 }
 
 int
@@ -242,11 +257,10 @@ tr_stream_start(struct tr_session *s, const char *command, const struct tr_strea
 	st->ch = ssh_channel_new(s->ssh);
 	if (st->ch == NULL)
 		goto fail;
-	memset(&st->chcb, 0, sizeof(st->chcb));
-	st->chcb.userdata = st;
-	st->chcb.channel_exit_signal_function = on_exit_signal;
-	ssh_callbacks_init(&st->chcb);
-	ssh_set_channel_callbacks(st->ch, &st->chcb);
+	s->current = st->ch;
+	free(s->exit_signal);
+	s->exit_signal = NULL;
+	ssh_set_channel_callbacks(st->ch, &s->chcb);
 	if (ssh_channel_open_session(st->ch) != SSH_OK)
 		goto fail;
 	if (ssh_channel_request_exec(st->ch, command) != SSH_OK)
@@ -398,9 +412,9 @@ tr_stream_wait(struct tr_stream *st, double timeout, int *status, char **signal,
 	drain(st, &failed);
 	if (status)
 		*status = r;
-	if (signal && st->exit_signal) {
-		*signal = st->exit_signal;
-		st->exit_signal = NULL;
+	if (signal && st->s->exit_signal) {
+		*signal = st->s->exit_signal;
+		st->s->exit_signal = NULL;
 	}
 	return 0;
 }
@@ -416,8 +430,9 @@ tr_stream_free(struct tr_stream *st)
 		ssh_channel_close(st->ch);
 		ssh_channel_free(st->ch);
 	}
+	if (st->s->current == st->ch)
+		st->s->current = NULL;
 	buf_free(&st->inq);
-	free(st->exit_signal);
 	pthread_mutex_destroy(&st->mu);
 	free(st);
 }

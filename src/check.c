@@ -31,6 +31,8 @@ struct ctx {
 	size_t ntally;
 	bool *rdma_bad;		/* the host's rdma had a type error */
 	bool *row_ok;		/* rdma has one well-typed entry per host */
+	bool ips0_bad;		/* rank 0's ips had a type error */
+	bool backend_bad;	/* "backend" had a type error */
 };
 
 static struct tally *
@@ -539,7 +541,7 @@ rule_mesh(struct ctx *c)
 	}
 	if (lo != hi)
 		add(c, true, "uneven-cable-count", NULL, 0,
-		    "pairs have different cable counts (%zu to %zu): JACCL uses the smallest "
+		    "pairs have different cable counts (from %zu to %zu): JACCL uses the smallest "
 		    "count for every pair", lo, hi);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->row_ok[i])
@@ -629,7 +631,7 @@ rules(struct ctx *c, const char *backend)
 	} else if (c->n > 0) {
 		backend = choose_backend(c);
 		c->rep->backend_source = "cabling";
-		if (strcmp(backend, "ring") != 0)
+		if (strcmp(backend, "ring") != 0 && !c->backend_bad)
 			add(c, true, "no-backend", NULL, 0,
 			    "the hostfile names no backend: its rdma matrix is for %s, but "
 			    "mlx.launch uses ring unless it is given --backend %s",
@@ -659,7 +661,8 @@ rules(struct ctx *c, const char *backend)
 
 		add(c, false, "too-few-hosts", &r0, 1, "%s needs at least 2 hosts", backend);
 	}
-	rule_coordinator(c);
+	if (!c->ips0_bad)
+		rule_coordinator(c);
 	rule_rows(c);
 	rule_links(c, strcmp(backend, "jaccl-ring") == 0);
 	if (strcmp(backend, "jaccl") == 0)
@@ -700,10 +703,18 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 		if (!g->warning && about && (g->part == HF_PART_RDMA || g->part == HF_PART_HOST) &&
 		    strcmp(g->code, "bad-type") == 0)
 			c.rdma_bad[r] = true;
+		if (!g->warning && g->part == HF_PART_IPS && about && r == 0)
+			c.ips0_bad = true;
+		if (!g->warning && g->part == HF_PART_BACKEND)
+			c.backend_bad = true;
 		if (!g->warning && (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS ||
 		    g->part == HF_PART_FILE))
 			top_bad = true;
-		add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
+		/* name the host when its ssh name is usable: "mac2: hosts[1].ips[0]: ..." */
+		if (about && hostfile_ssh_ok(hf->hosts[r].ssh))
+			add(&c, g->warning, g->code, &r, 1, "%s: %s", rep->names[r], g->msg);
+		else
+			add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		c.row_ok[i] = !c.rdma_bad[i] && hf->hosts[i].nrdma == c.n;
@@ -722,6 +733,21 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	return rep;
 }
 
+/* A JSON string of s; never NULL, even when s is not valid UTF-8. */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *p;
+
+	if (j != NULL)
+		return j;
+	p = hostfile_printable(s, 0);
+	j = json_string(p);
+	free(p);
+	return j ? j : json_string("");
+}
+
 static json_t *
 items_json(const struct check_report *r, const struct check_item *v, size_t n)
 {
@@ -731,11 +757,11 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 		json_t *o = json_object(), *hosts = json_array(), *ranks = json_array();
 
 		for (size_t k = 0; k < v[i].nranks; k++) {
-			json_array_append_new(hosts, json_string(r->names[v[i].ranks[k]]));
+			json_array_append_new(hosts, jstr(r->names[v[i].ranks[k]]));
 			json_array_append_new(ranks, json_integer((json_int_t)v[i].ranks[k]));
 		}
 		json_object_set_new(o, "code", json_string(v[i].code));
-		json_object_set_new(o, "message", json_string(v[i].msg));
+		json_object_set_new(o, "message", jstr(v[i].msg));
 		json_object_set_new(o, "hosts", hosts);
 		json_object_set_new(o, "ranks", ranks);
 		json_array_append_new(a, o);
@@ -746,9 +772,7 @@ items_json(const struct check_report *r, const struct check_item *v, size_t n)
 static json_t *
 str_or_null(const char *s)
 {
-	json_t *j = s ? json_string(s) : NULL;
-
-	return j ? j : json_null();
+	return s ? jstr(s) : json_null();
 }
 
 json_t *

@@ -33,7 +33,7 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_OUTPUT, "output", 0, required_argument, "FILE",
 	  "same as --output-hostfile" },
 	{ OPT_DOT, "dot", 0, no_argument, NULL,
-	  "print the cabling as Graphviz DOT and exit" },
+	  "print the cabling as Graphviz DOT and exit (with -v: extra attributes)" },
 	{ OPT_ENV, "env", 0, required_argument, "KEY=VALUE",
 	  "environment variable for the jobs (repeatable)" },
 	{ OPT_VERBOSE, "verbose", 'v', no_argument, NULL,

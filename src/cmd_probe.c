@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "bundle.h"
 #include "cmd.h"
+#include "hostfile.h"
 #include "hosts.h"
 #include "inventory.h"
 #include "probe.h"
@@ -191,8 +193,25 @@ load_hosts(struct jc_opts *o, struct jc_host **hosts, size_t *n)
 	struct jc_err err = { 0 };
 
 	if (o->hostfile != NULL) {
-		jc_error(NULL, "--hostfile is not supported by probe yet; use --hosts");
-		return JC_EXIT_USAGE;
+		struct jc_hostfile *hf = NULL;
+
+		if (hostfile_read_mlx(o->hostfile, &hf, &err) != 0) {
+			jc_error(NULL, "%s", err.msg);
+			return JC_EXIT_FAIL;
+		}
+		*hosts = xcalloc(hf->nhosts ? hf->nhosts : 1, sizeof(**hosts));
+		for (size_t i = 0; i < hf->nhosts; i++) {
+			if (hosts_parse_target(hf->hosts[i].ssh, &(*hosts)[i], &err) != 0) {
+				jc_error(NULL, "%s: %s", o->hostfile, err.msg);
+				hosts_free(*hosts, i);
+				*hosts = NULL;
+				jc_hostfile_free(hf);
+				return JC_EXIT_FAIL;
+			}
+		}
+		*n = hf->nhosts;
+		jc_hostfile_free(hf);
+		return 0;
 	}
 	if (o->from != NULL && !o->hosts_given) {
 		if (probe_bundle_hosts(o->from, hosts, n, &err) != 0) {
@@ -219,8 +238,18 @@ cmd_probe(struct jc_opts *o)
 
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (o->ssh_config != NULL && o->from == NULL && access(o->ssh_config, R_OK) != 0) {
+		jc_error(NULL, "cannot read ssh configuration %s: %s", o->ssh_config,
+		    strerror(errno));
+		return JC_EXIT_FAIL;
+	}
 	if ((r = load_hosts(o, &hosts, &n)) != 0)
 		return r;
+	if (n == 0) {
+		jc_error(NULL, "no host to probe");
+		hosts_free(hosts, n);
+		return JC_EXIT_FAIL;
+	}
 	raws = xcalloc(n, sizeof(*raws));
 	po.tr.ssh_config = o->ssh_config;
 	po.tr.accept_new = o->accept_new;

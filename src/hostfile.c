@@ -17,6 +17,9 @@
 #include "hostfile.h"
 #include "hosts.h"
 
+/* room for "hosts[N].rdma[N][N]" */
+#define PATH_LEN 96
+
 struct reader {
 	struct hostfile_diags *d;
 	const char *name;
@@ -98,7 +101,7 @@ hostfile_printable(const char *s, size_t max)
 			buf_puts(&b, "...");
 			break;
 		}
-		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8) || c == '\\')
+		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
 			buf_printf(&b, "\\x%02x", c);
 		else
 			buf_append(&b, &c, 1);
@@ -146,17 +149,23 @@ hostfile_ip_ok(const char *s)
 	return s != NULL && (hosts_is_ip_literal(s) || dns_name_ok(s));
 }
 
+/* The rules of hosts_parse_target(), without building a host. */
 bool
 hostfile_ssh_ok(const char *s)
 {
-	struct jc_host h = { 0 };
-	bool ok;
+	const char *at, *host, *colon;
+	long port;
 
-	if (s == NULL || *s == '\0')
+	if (!jc_plain_word(s) || strpbrk(s, "/,=") != NULL)
 		return false;
-	ok = hosts_parse_target(s, &h, NULL) == 0;
-	jc_host_clear(&h);
-	return ok;
+	at = strrchr(s, '@');
+	host = at ? at + 1 : s;
+	if (at == s || *host == '\0')
+		return false;
+	colon = strchr(host, ':');
+	if (colon == NULL || strchr(colon + 1, ':') != NULL)
+		return true;	/* a name, or an IPv6 literal */
+	return colon != host && jc_parse_int(colon + 1, 1, 65535, &port);
 }
 
 bool
@@ -204,13 +213,19 @@ syntax_code(const json_error_t *je)
 static void
 syntax_diag(struct reader *r, const json_error_t *je)
 {
-	char *name = q(r->name), *text = hostfile_printable(je->text, 0);
+	const char *code = syntax_code(je);
+	char *name = q(r->name), *text;
+
+	if (strcmp(code, "nul-character") == 0)
+		text = xstrdup("NUL characters (\\u0000) are not allowed in a hostfile");
+	else
+		text = hostfile_printable(je->text, 0);
 
 	if (je->line > 0)
-		add_diag(r, false, syntax_code(je), HF_PART_FILE, -1, "%s:%d:%d: %s",
+		add_diag(r, false, code, HF_PART_FILE, -1, "%s:%d:%d: %s",
 		    name, je->line, je->column, text);
 	else
-		add_diag(r, false, syntax_code(je), HF_PART_FILE, -1, "%s: %s", name, text);
+		add_diag(r, false, code, HF_PART_FILE, -1, "%s: %s", name, text);
 	free(name);
 	free(text);
 }
@@ -266,14 +281,14 @@ read_cell(struct reader *r, json_t *v, struct jc_hf_cell *c, long host, const ch
 	n = json_array_size(v);
 	c->names = xcalloc(n, sizeof(*c->names));
 	json_array_foreach(v, k, e) {
-		char *p = xasprintf("%s[%zu]", path, k);
+		char p[PATH_LEN];
 
+		snprintf(p, sizeof(p), "%.64s[%zu]", path, k);
 		if (json_is_string(e))
 			c->names[c->n++] = read_device(r, e, host, p);
 		else
 			add_diag(r, false, "bad-type", HF_PART_RDMA, host,
 			    "%s: expected a string (a device name)", p);
-		free(p);
 	}
 }
 
@@ -322,10 +337,10 @@ read_rdma(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 	h->nrdma = json_array_size(v);
 	h->rdma = xcalloc(h->nrdma, sizeof(*h->rdma));
 	json_array_foreach(v, k, e) {
-		char *p = xasprintf("%s.rdma[%zu]", path, k);
+		char p[PATH_LEN];
 
+		snprintf(p, sizeof(p), "%.64s.rdma[%zu]", path, k);
 		read_cell(r, e, &h->rdma[k], host, p);
-		free(p);
 	}
 }
 
@@ -390,10 +405,10 @@ read_hosts(struct reader *r, json_t *v, struct jc_hostfile *hf, const char *pref
 	hf->hosts = xcalloc(json_array_size(v), sizeof(*hf->hosts));
 	hf->nhosts = json_array_size(v);
 	json_array_foreach(v, i, e) {
-		char *p = xasprintf("%s[%zu]", prefix, i);
+		char p[PATH_LEN];
 
+		snprintf(p, sizeof(p), "%.16s[%zu]", prefix, i);
 		read_host(r, e, &hf->hosts[i], (long)i, p);
-		free(p);
 	}
 }
 

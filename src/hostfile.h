@@ -93,8 +93,8 @@ bool hostfile_ip_ok(const char *s);
 bool hostfile_env_ok(const char *s);
 
 /*
- * A copy of s that is safe to print and to put in JSON: control bytes,
- * backslashes and (when s is not valid UTF-8) bytes above 0x7f become
+ * A copy of s that is safe to print and to put in JSON: control bytes
+ * and (when s is not valid UTF-8) bytes above 0x7f become
  * \xNN; with max > 0, cut after max bytes with "...". Caller frees.
  */
 char *hostfile_printable(const char *s, size_t max);

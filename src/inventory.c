@@ -81,8 +81,8 @@ iface_json(const struct jc_iface *f)
 	}
 	json_object_set_new(o, "inet", inet);
 	json_object_set_new(o, "is_bridge", json_boolean(f->is_bridge));
-	json_object_set_new(o, "members", f->is_bridge ? strs(f->members, f->nmembers) :
-	    json_null());
+	json_object_set_new(o, "members", f->is_bridge || f->nmembers > 0 ?
+	    strs(f->members, f->nmembers) : json_null());
 	return o;
 }
 

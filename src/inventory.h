@@ -18,7 +18,8 @@
  * each: bus, receptacle, iface, id, link, link_gbps, peer_id,
  * peer_via_dock, peer_model, peer_rdma_service, devices), hardware_ports
  * (port, device, mac), ifaces (name, mac, mtu, up, carrier, inet [{addr,
- * prefix}], is_bridge, members), rdma_devices (null when not listed; name,
+ * prefix}], is_bridge, members: of a bridge or bond, else null),
+ * rdma_devices (null when not listed; name,
  * netdev, guid, state "PORT_ACTIVE"/.../null), rdma_listed, rdma_enabled,
  * sudo (true/false/null), mgmt_ip, mgmt_iface, notes.
  */

@@ -25,7 +25,11 @@ note(struct jc_strv *notes, const char *fmt, const char *arg)
 
 	if (notes == NULL)
 		return;
-	safe = xstrndup(arg ? arg : "", 40);
+	safe = xstrdup("");
+	if (arg != NULL) {
+		free(safe);
+		safe = xstrndup(arg, strnlen(arg, 40));
+	}
 	for (char *c = safe; *c; c++)
 		if (!isprint((unsigned char)*c) || *c == '"')
 			*c = '?';
@@ -197,12 +201,8 @@ parse_ip_link(const char *data, size_t len, struct jc_iface *ifaces, size_t n,
 
 			if (strcmp(f->name, name) != 0)
 				continue;
+			/* Bond or team masters keep their members but are no bridge. */
 			f->is_bridge = kind != NULL && strcmp(kind, "bridge") == 0;
-			if (!f->is_bridge && f->nmembers > 0) {
-				strv_free_array(f->members, f->nmembers);
-				f->members = NULL;
-				f->nmembers = 0;
-			}
 		}
 	}
 	json_decref(doc);
@@ -449,6 +449,18 @@ parse_linux_infiniband(const char *data, struct jc_rdma_dev **devs, size_t *n,
 	kv_free(b, nb);
 }
 
+/* A copy of s if it is short printable text (a display name), else NULL. */
+static char *
+printable(const char *s)
+{
+	if (s == NULL || *s == '\0' || strlen(s) > 128)
+		return NULL;
+	for (const char *c = s; *c; c++)
+		if (!isprint((unsigned char)*c))
+			return NULL;
+	return xstrdup(s);
+}
+
 static char *
 upper(const char *s)
 {
@@ -527,14 +539,14 @@ parse_linux_thunderbolt(const char *data, struct jc_port **ports, size_t *n,
 
 					p->peer_id = upper(pu);
 					p->peer_via_dock = r > 0xff;
-					p->peer_model = model && jc_plain_word(model) ? xstrdup(model) : NULL;
+					p->peer_model = printable(model);
 				}
 				continue;
 			}
 			{
-				const char *dn = kv_get(&b[j], "device_name");
+				char *dn = printable(kv_get(&b[j], "device_name"));
 
-				strv_push(&devices, dn != NULL ? dn : nm);
+				strv_push_owned(&devices, dn != NULL ? dn : xstrdup(nm));
 			}
 		}
 		if (p->iface == NULL && kv_get(&b[i], "net") != NULL &&

@@ -32,9 +32,10 @@ int parse_ip_addr(const char *data, size_t len, struct jc_iface **ifaces, size_t
 
 /*
  * ip -j -d link show: refine ifaces (from parse_ip_addr) with the link kind:
- * is_bridge only for linkinfo.info_kind "bridge" (members of other masters,
- * such as bonds, are dropped). Interfaces it lists that ifaces lacks are not
- * added. Returns 0 or negative with err filled on garbage.
+ * is_bridge only for linkinfo.info_kind "bridge"; other masters (bonds)
+ * keep their members list with is_bridge false. Interfaces it lists that
+ * ifaces lacks are not added. Returns 0 or negative with err filled on
+ * garbage.
  */
 int parse_ip_link(const char *data, size_t len, struct jc_iface *ifaces, size_t n,
     struct jc_strv *notes, struct jc_err *err);
@@ -75,7 +76,7 @@ void parse_linux_thunderbolt(const char *data, struct jc_port **ports, size_t *n
 
 /*
  * Add one "mac:" port per candidate cable interface of h (up, with a MAC,
- * not a bridge or bridge member, not the management interface, not one
+ * not a bridge, not a member of a bridge or bond, not the management interface, not one
  * already used by a Thunderbolt port): id "mac:" + its MAC; peer_id "mac:"
  * + the MAC of the single usable neighbour learnt on it (several: NULL and a
  * note).

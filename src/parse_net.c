@@ -56,7 +56,7 @@ note(struct jc_strv *notes, const char *fmt, const char *arg)
 	if (notes == NULL)
 		return;
 	/* Quote at most 40 printable bytes of remote text. */
-	safe = xstrndup(arg, 40);
+	safe = xstrndup(arg, strnlen(arg, 40));
 	for (char *c = safe; *c; c++)
 		if (!isprint((unsigned char)*c) || *c == '"')
 			*c = '?';

@@ -517,7 +517,7 @@ text_tree(const char *data, size_t len)
 	stack[0] = root;
 	while (pos < len) {
 		const char *line = data + pos;
-		size_t ll = 0, i = 0;
+		size_t ll = 0, i = 0, tl;
 		int indent = 0;
 		struct tnode *t;
 		char *text, *colon;
@@ -535,8 +535,9 @@ text_tree(const char *data, size_t len)
 		text = xstrndup(line + i, ll - i);
 		t = xcalloc(1, sizeof(*t));
 		t->indent = indent;
-		if (text[strlen(text) - 1] == ':') {
-			text[strlen(text) - 1] = '\0';
+		tl = strlen(text);	/* may be shorter than the line: NUL bytes */
+		if (tl > 0 && text[tl - 1] == ':') {
+			text[tl - 1] = '\0';
 			t->key = text;
 		} else if ((colon = strstr(text, ": ")) != NULL) {
 			*colon = '\0';

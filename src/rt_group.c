@@ -109,8 +109,9 @@ rt_group_open(struct rt_group **out, const struct rt_config *c, enum rt_kind kin
 {
 	struct rt_group *g;
 	unsigned char *mine, *all, *peer;
+	struct { int32_t status; struct jc_err err; } st = { 0 }, *sts = NULL;
 	size_t blk;
-	int rc;
+	int rc, r2;
 
 	*out = NULL;
 	rt_group_new(&g, c, kind, wires, timeout);
@@ -120,20 +121,45 @@ rt_group_open(struct rt_group **out, const struct rt_config *c, enum rt_kind kin
 	mine = xcalloc(1, blk);
 	all = xcalloc((size_t)g->size, blk);
 	peer = xcalloc(1, blk);
-	if ((rc = fab->prepare(g, mine, err)) < 0)
+	/*
+	 * Every rank takes part in both exchanges even when its own part
+	 * failed, so that all ranks learn which link failed and why.
+	 */
+	rc = fab->prepare(g, mine, &st.err);
+	if ((r2 = rt_sc_all_gather(sc, mine, blk, all, err)) < 0) {
+		rc = r2;
 		goto out;
-	if ((rc = rt_sc_all_gather(sc, mine, blk, all, err)) < 0)
-		goto out;
-	for (size_t i = 0; i < g->nlinks; i++) {
-		struct rt_link *l = &g->links[i];
-
-		memcpy(peer + i * RT_RECORD_SIZE, all + (size_t)l->peer * blk +
-		    (size_t)l->peer_index * RT_RECORD_SIZE, RT_RECORD_SIZE);
 	}
-	if ((rc = fab->connect(g, peer, err)) < 0)
+	if (rc == 0) {
+		for (size_t i = 0; i < g->nlinks; i++) {
+			struct rt_link *l = &g->links[i];
+
+			memcpy(peer + i * RT_RECORD_SIZE, all + (size_t)l->peer * blk +
+			    (size_t)l->peer_index * RT_RECORD_SIZE, RT_RECORD_SIZE);
+		}
+		rc = fab->connect(g, peer, &st.err);
+	}
+	st.status = rc;
+	sts = xcalloc((size_t)g->size, sizeof(*sts));
+	if ((rc = rt_sc_all_gather(sc, &st, sizeof(st), sts, err)) < 0)
 		goto out;
-	rc = rt_sc_barrier(sc, err);
+	{
+		struct jc_buf b = { 0 };
+
+		for (int r = 0; r < g->size; r++) {
+			if (sts[r].status == 0)
+				continue;
+			if (rc == 0)
+				rc = sts[r].status < 0 ? sts[r].status : -EIO;
+			sts[r].err.msg[sizeof(sts[r].err.msg) - 1] = '\0';
+			buf_printf(&b, "%srank %d: %s", b.len ? "; " : "", r, sts[r].err.msg);
+		}
+		if (rc < 0)
+			jc_fail(err, rc, "%s", b.data);
+		buf_free(&b);
+	}
 out:
+	free(sts);
 	free(mine);
 	free(all);
 	free(peer);

@@ -96,6 +96,12 @@ enum rt_dtype {
 size_t rt_dtype_size(enum rt_dtype t);
 const char *rt_dtype_name(enum rt_dtype t);
 
+/*
+ * True when the verbs library loads and names every device of g's links
+ * (g as described by rt_group_new(), not yet opened).
+ */
+bool rt_fabric_verbs_available(const struct rt_group *g);
+
 /* Fabric by name ("tcp", "verbs"), or NULL. */
 const struct rt_fabric_ops *rt_fabric_find(const char *name);
 

@@ -75,14 +75,22 @@ tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
 		int fd = rt_io_accept(lfd, deadline);
 
 		if (fd < 0) {
+			char list[256] = "";
+			size_t used = 0;
 			int missing = 0;
 
 			r = fd;
-			for (int k = 1; k < c->size; k++)
-				missing += c->fds[k] < 0;
+			for (int k = 1; k < c->size; k++) {
+				if (c->fds[k] >= 0 || used >= sizeof(list) - 16)
+					continue;
+				missing++;
+				used += (size_t)snprintf(list + used, sizeof(list) - used,
+				    "%s%d", missing > 1 ? ", " : "", k);
+			}
 			if (r == -ETIMEDOUT)
 				snprintf(eb, el, "%d rank(s) did not connect to the "
-				    "coordinator within %g s", missing, c->timeout);
+				    "coordinator within %g s (missing: rank %s)", missing,
+				    c->timeout, list);
 			else
 				snprintf(eb, el, "Accept failed (error: %d)", -r);
 			goto out;

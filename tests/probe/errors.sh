@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-# What probe does with hosts that cannot be probed: unreachable, a changed
-# or unknown host key (and --accept-new), sudo that wants a password,
-# garbage from system_profiler, output over the size cap; and a saved
-# bundle that replays to the same inventory.
+# Hosts that are reached but not fully usable: sudo that wants a password,
+# garbage from system_profiler, output over the size cap; progress on a
+# terminal and --verbose; --hostfile; and a saved bundle that replays to the
+# same inventory.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
@@ -10,9 +10,6 @@ sim_require
 probe() { "$JACCL_CONFIG" probe -F "$(sim_ssh_config)" --connect-timeout 2 "$@"; }
 
 sim_up sudo-password 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
-kh=$(sim_known_hosts)
-cp "$kh" "$t/known_hosts.orig"
-
 # sudo that wants a password: reported as "sudo: no", not an error
 probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
 is "$?" 0 "probe of two hosts exits 0"
@@ -24,57 +21,35 @@ grep -q '^    1 .*-> mini2 ' "$t/out"
 ok $? "mini1's port 1 is shown cabled to mini2"
 is "$(cat "$t/err")" "" "nothing on stderr when it is not a terminal"
 
-# an unreachable host (an address where nobody answers)
-dead=$SIM_NET.99
-probe --hosts mini1,$dead >"$t/out" 2>"$t/err"
-is "$?" 1 "an unreachable host: exit 1"
-printf 'Could not ssh to the following hosts:\n  -  %s\n\nMaybe they are not set-up for password-less ssh?\n' "$dead" >"$t/want"
-tail -4 "$t/err" | cmp -s - "$t/want"
-ok $? "the unreachable hosts are listed as mlx lists them"
-diag "$(cat "$t/err")"
-is "$(cat "$t/out")" "" "nothing on stdout"
-probe --hosts mini1,$dead --ignore-unreachable >"$t/out" 2>"$t/err"
-is "$?" 0 "--ignore-unreachable: exit 0"
-grep -q "^jaccl-config: $dead: warning: unreachable, left out" "$t/err"
-ok $? "--ignore-unreachable: a warning names the host"
-is "$(grep -c '^[a-z0-9]*: Mac' "$t/out")" 1 "--ignore-unreachable: the reachable host is reported"
-
-# a changed host key: always refused
-ssh-keygen -q -t ed25519 -N '' -f "$t/otherkey"
-awk -v k="$(cut -d' ' -f1,2 "$t/otherkey.pub")" '/^mini2,/ { print $1 " " k; next } { print }' \
-    "$t/known_hosts.orig" >"$kh"
-probe --hosts mini1,mini2 --accept-new >"$t/out" 2>"$t/err"
-is "$?" 1 "a changed host key: exit 1, even with --accept-new"
-grep -q "^jaccl-config: mini2: error: host key for mini2 has changed (now ssh-ed25519 SHA256:" "$t/err"
-ok $? "the message names the host and the new key's fingerprint"
-diag "$(head -1 "$t/err")"
-
-# an unknown host key: refused, or recorded with --accept-new
-grep -v '^mini2,' "$t/known_hosts.orig" >"$kh"
-probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
-is "$?" 1 "an unknown host key: exit 1"
-grep -q "^jaccl-config: mini2: error: host key for mini2 is not known; add it to known_hosts or pass --accept-new" "$t/err"
-ok $? "the message says how to accept it"
-probe --hosts mini1,mini2 --accept-new >"$t/out" 2>"$t/err"
-is "$?" 0 "--accept-new: exit 0"
-grep -q "^$(sim_host_ip mini2) ssh-ed25519 " "$kh"
-ok $? "--accept-new recorded mini2's key in known_hosts"
-probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
-is "$?" 0 "the recorded key is accepted next time"
-cp "$t/known_hosts.orig" "$kh"
-
-# --save then --from replays to the same inventory
-probe --hosts mini1,mini2 --json --save "$t/bundle" >"$t/live.json" 2>"$t/err"
-is "$?" 0 "--save: exit 0"
+# the hosts of a hostfile (mlx.launch format), saved as a bundle; --from
+# replays the bundle to the same inventory
+printf '[{"ssh": "mini2", "ips": []}, {"ssh": "mini1", "ips": []}]\n' >"$t/hostfile.json"
+probe --hostfile "$t/hostfile.json" --json --save "$t/bundle" >"$t/live.json" 2>"$t/err"
+is "$?" 0 "--hostfile --save: exit 0"
+is "$(python3 -c 'import json,sys; print(" ".join(h["name"] for h in json.load(open(sys.argv[1]))["hosts"]))' "$t/live.json")" \
+    "mini2 mini1" "--hostfile: its hosts, in its order"
 [ -d "$t/bundle/mini1" ] && [ -d "$t/bundle/mini2" ] && [ -f "$t/bundle/manifest.json" ]
-ok $? "--save wrote the host folders"
+ok $? "--save wrote the host folders and the manifest"
 "$JACCL_CONFIG" probe --json --from "$t/bundle" >"$t/replay.json" 2>"$t/err"
 is "$?" 0 "--from: exit 0"
 cmp -s "$t/live.json" "$t/replay.json"
 ok $? "--from gives the same JSON as the live probe"
-"$JACCL_CONFIG" probe --json --from "$t/bundle" --hosts mini2 >"$t/one.json" 2>"$t/err"
+"$JACCL_CONFIG" probe --json --from "$t/bundle" --hosts mini1 >"$t/one.json" 2>"$t/err"
 is "$(python3 -c 'import json,sys; print(" ".join(h["name"] for h in json.load(open(sys.argv[1]))["hosts"]))' "$t/one.json")" \
-    mini2 "--from with --hosts replays only those hosts"
+    mini1 "--from with --hosts replays only those hosts"
+printf '[]\n' >"$t/empty.json"
+probe --hostfile "$t/empty.json" >"$t/out" 2>"$t/err"
+is "$?" 1 "an empty hostfile: exit 1"
+
+# progress on a terminal (script(1) gives one)
+if command -v script >/dev/null 2>&1; then
+	script -qec "$JACCL_CONFIG probe -F $(sim_ssh_config) --hosts mini1,mini2 >/dev/null" /dev/null \
+	    >"$t/tty" 2>&1
+	grep -q 'mini2 *connecting' "$t/tty" && grep -q 'mini2 *done' "$t/tty"
+	ok $? "on a terminal: a line per host with its state"
+else
+	skip "script(1) missing: no terminal to test the progress display"
+fi
 
 # remote output over the size cap
 big=$SIM_DIR/hosts/mini1/bin/hostname
@@ -98,6 +73,8 @@ ok $? "the error names that host"
 diag "$(cat "$t/err")"
 is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(h["name"] for h in d["hosts"]), "/", " ".join(e["host"] for e in d["errors"]))' "$t/out")" \
     "mini1 mini3 / mini2" "the others are still probed; the JSON lists the error"
-probe --hosts mini1,mini2,mini3 >"$t/out" 2>"$t/err"
+probe --hosts mini1,mini2,mini3 -v >"$t/out" 2>"$t/err"
 is "$(grep -c '^mini[0-9]: Mac' "$t/out")" 2 "text output: the two good hosts"
+grep -q '^jaccl-config: mini3: sudo -n true: exit 0, [0-9.]* s$' "$t/err"
+ok $? "--verbose: each remote command with its exit status and time"
 done_testing

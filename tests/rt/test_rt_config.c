@@ -8,6 +8,7 @@
 
 #include "../tap.h"
 #include "rt_config.h"
+#include "rt_verify.h"
 #include "util.h"
 
 static struct jc_err err;
@@ -168,5 +169,18 @@ main(void)
 	    strstr(err.msg, "/nonexistent/devs.json"), "missing device file named");
 	rt_config_clear(&c);
 	unlink(path);
+
+	/* --min-bw rates */
+	{
+		double v = 0;
+
+		ok(rt_parse_rate("50Gb/s", &v) == 0 && v == 50e9 / 8, "50Gb/s");
+		ok(rt_parse_rate("6GB/s", &v) == 0 && v == 6e9, "6GB/s");
+		ok(rt_parse_rate("6.25GB/s", &v) == 0 && v == 6.25e9, "6.25GB/s");
+		ok(rt_parse_rate("40 Gbps", &v) == 0 && v == 5e9, "40 Gbps");
+		ok(rt_parse_rate("6", &v) < 0 && rt_parse_rate("GB/s", &v) < 0 &&
+		    rt_parse_rate("-1GB/s", &v) < 0 && rt_parse_rate("6gb/s", &v) < 0 &&
+		    rt_parse_rate("nanGB/s", &v) < 0, "rates without a unit or a number rejected");
+	}
 	return done_testing();
 }

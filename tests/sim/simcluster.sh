@@ -3,8 +3,9 @@
 # simcluster.sh - a simulated Mac cluster on Linux: one network namespace per
 # Mac, one veth pair per Thunderbolt cable, an sshd per host and fake macOS
 # commands (fakemac/) that describe the cabling the way macOS would.
-# Needs root, iproute2, openssh-server,
-# openssh-client, util-linux (unshare, nsenter), python3 (stdlib only).
+# Hosts with "personality": "linux" are plain Linux hosts (real commands).
+# Needs root, iproute2, openssh-server, openssh-client, util-linux (unshare,
+# nsenter, flock), python3 (stdlib only).
 #
 #   simcluster.sh up TOPOLOGY.json   create the hosts and cables, start the sshds
 #   simcluster.sh down               kill every process in the hosts, delete everything
@@ -385,5 +386,5 @@ case ${1:-} in
     exec) shift; cmd_exec "$@" ;;
     snapshot) shift; cmd_snapshot "$@" ;;
     ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    *) sed -n '3,20p' "$0"; exit 2 ;;
 esac

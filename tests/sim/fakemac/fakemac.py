@@ -1170,8 +1170,42 @@ def main(argv):
     return 127
 
 
+def run_batch():
+    """--run-batch: read "HOSTDIR<TAB>FILE<TAB>COMMAND ARGS..." lines on stdin,
+    run each command for the host of HOSTDIR with its stdout and stderr in
+    FILE (one forked child each, so no interpreter start per command), and
+    print "FILE<TAB>STATUS" for each."""
+    for line in sys.stdin.read().splitlines():
+        if not line.strip():
+            continue
+        hostdir, path, cmd = line.split("\t", 2)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            rc = 1
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                os.close(fd)
+                rc = main(["fakemac.py", "--simhost", hostdir] + cmd.split())
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 1
+            except BaseException as e:   # report and fail this command only
+                sys.stderr.write(f"fakemac: {e}\n")
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(rc & 0xFF)
+        _, st = os.waitpid(pid, 0)
+        print(f"{path}\t{os.waitstatus_to_exitcode(st)}")
+    return 0
+
+
 if __name__ == "__main__":
     try:
+        if len(sys.argv) == 2 and sys.argv[1] == "--run-batch":
+            sys.exit(run_batch())
         sys.exit(main(sys.argv))
     except BrokenPipeError:
         sys.exit(141)

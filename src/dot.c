@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DOT output of the cabling: mlx's exact text by default, checked by
+ * reading it back with cgraph; an extended form built and written by cgraph.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dot.h"
+
+/* Rail colours: cable k of a pair is drawn in RAIL[k % n]. */
+static const char *const RAIL[] = { "black", "blue", "darkgreen", "purple", "orange" };
+
+/* A DOT quoted string body: '"' and '\' escaped (host names never have them). */
+static void
+buf_quoted(struct jc_buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_append(b, "\\", 1);
+		buf_append(b, s, 1);
+	}
+}
+
+static void
+mlx_text(struct jc_buf *b, const struct graph *g)
+{
+	buf_puts(b, "graph G {\n  node [shape=rectangle];\n");
+	for (size_t i = 0; i < g->n; i++) {
+		char *id = graph_node_id(i);
+
+		buf_printf(b, "  %s [label=\"", id);
+		buf_quoted(b, graph_host_label(&g->hosts[i]));
+		buf_puts(b, "\"];\n");
+		free(id);
+	}
+	/* Cables are numbered from their lower host's sorted ports: mlx's order. */
+	for (size_t k = 0; k < g->ncables; k++) {
+		const struct graph_cable *c = &g->cables[k];
+		char *a = graph_node_id(c->end[0].host), *z = graph_node_id(c->end[1].host);
+
+		buf_printf(b, "  %s -- %s [label=\"", a, z);
+		buf_quoted(b, c->end[0].iface);
+		buf_puts(b, "/");
+		buf_quoted(b, c->end[1].iface);
+		buf_puts(b, "\"]\n");
+		free(a);
+		free(z);
+	}
+	buf_puts(b, "}\n");
+}
+
+static int
+quiet_errf(char *msg)
+{
+	(void)msg;
+	return 0;
+}
+
+int
+dot_check(const char *text, size_t *nnodes, size_t *nedges, struct jc_err *err)
+{
+	agusererrf old = agseterrf(quiet_errf);
+	Agraph_t *gr;
+	int r = 0;
+
+	agreseterrors();
+	gr = agmemread(text);
+	agseterrf(old);
+	if (gr == NULL) {
+		const char *m = aglasterr();
+
+		return jc_fail(err, -EINVAL, "DOT text does not parse: %s", m ? m : "syntax error");
+	}
+	if (nnodes != NULL)
+		*nnodes = (size_t)agnnodes(gr);
+	if (nedges != NULL)
+		*nedges = (size_t)agnedges(gr);
+	agclose(gr);
+	return r;
+}
+
+static void
+set(void *obj, const char *name, const char *value)
+{
+	agsafeset(obj, (char *)name, (char *)value, (char *)"");
+}
+
+static void
+node_label(struct jc_buf *b, const struct jc_host *h)
+{
+	buf_puts(b, graph_host_label(h));
+	if (h->model != NULL)
+		buf_printf(b, "\\n%s", h->model);
+	if (h->rdma_enabled == JC_NO || h->rdma_listed == JC_NO)
+		buf_puts(b, "\\nRDMA off");
+	else if (h->rdma_enabled == JC_YES || h->rdma_listed == JC_YES)
+		buf_puts(b, "\\nRDMA on");
+}
+
+Agraph_t *
+dot_build(const struct graph *g, bool extended, struct jc_err *err)
+{
+	Agraph_t *gr = agopen((char *)"G", Agundirected, NULL);
+	Agnode_t **nodes;
+	struct jc_buf b = { 0 };
+
+	if (gr == NULL) {
+		jc_fail(err, -ENOMEM, "cgraph: cannot create a graph");
+		return NULL;
+	}
+	agattr(gr, AGNODE, (char *)"shape", (char *)"rectangle");
+	nodes = xcalloc(g->n ? g->n : 1, sizeof(*nodes));
+	for (size_t i = 0; i < g->n; i++) {
+		char *id = graph_node_id(i);
+
+		nodes[i] = agnode(gr, id, 1);
+		b.len = 0;
+		buf_puts(&b, "");
+		if (extended)
+			node_label(&b, &g->hosts[i]);
+		else
+			buf_puts(&b, graph_host_label(&g->hosts[i]));
+		set(nodes[i], "label", b.data);
+		free(id);
+	}
+	for (size_t k = 0; k < g->ncables; k++) {
+		const struct graph_cable *c = &g->cables[k];
+		Agedge_t *e = agedge(gr, nodes[c->end[0].host], nodes[c->end[1].host], NULL, 1);
+		size_t rail = 0;
+
+		b.len = 0;
+		buf_printf(&b, "%s/%s", c->end[0].iface, c->end[1].iface);
+		if (extended) {
+			for (size_t q = 0; q < k; q++)
+				if (g->cables[q].end[0].host == c->end[0].host &&
+				    g->cables[q].end[1].host == c->end[1].host)
+					rail++;
+			if (c->gbps > 0)
+				buf_printf(&b, "\\n%d Gb/s", c->gbps);
+			if (c->via_dock)
+				buf_puts(&b, "\\nvia dock");
+			if (c->rdma == JC_NO)
+				buf_puts(&b, "\\nno RDMA");
+			set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
+			if (c->rdma == JC_NO)
+				set(e, "style", "dashed");
+			if (c->link == GRAPH_LINK_TB5)
+				set(e, "penwidth", "2");
+		}
+		set(e, "label", b.data);
+	}
+	if (extended) {
+		/* Missing mesh links. */
+		for (size_t i = 0; i < g->n; i++) {
+			for (size_t j = i + 1; j < g->n; j++) {
+				Agedge_t *e;
+
+				if (graph_count(g, i, j, false) > 0)
+					continue;
+				e = agedge(gr, nodes[i], nodes[j], NULL, 1);
+				set(e, "color", "red");
+				set(e, "style", "dotted");
+				set(e, "label", "missing");
+			}
+		}
+		/* Ports whose peer is elsewhere or does not see them back. */
+		for (size_t s = 0; s < g->nstrays; s++) {
+			const struct graph_stray *st = &g->strays[s];
+			const struct jc_port *pt = &g->hosts[st->host].ports[st->port];
+			Agnode_t *other;
+			Agedge_t *e;
+			char *pid;
+
+			if (st->kind == GRAPH_STRAY_OUTSIDE) {
+				pid = xasprintf("peer_%zu", s);
+				other = agnode(gr, pid, 1);
+				b.len = 0;
+				buf_printf(&b, "not listed\\n%.13s", st->peer_id);
+				set(other, "label", b.data);
+				set(other, "style", "dashed");
+				set(other, "color", "gray");
+				free(pid);
+			} else if (st->kind == GRAPH_STRAY_SELF) {
+				continue;
+			} else {
+				other = nodes[st->peer_host];
+			}
+			e = agedge(gr, nodes[st->host], other, NULL, 1);
+			b.len = 0;
+			buf_printf(&b, "%s%s", pt->iface ? pt->iface : "?",
+			    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" :
+			    st->kind == GRAPH_STRAY_NO_IFACE ? "\\nno interface" : "");
+			set(e, "label", b.data);
+			set(e, "color", "gray");
+			set(e, "style", "dashed");
+		}
+	}
+	buf_free(&b);
+	free(nodes);
+	return gr;
+}
+
+int
+dot_write(FILE *fp, const struct graph *g, unsigned flags, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+	size_t nn = 0, ne = 0;
+	int r;
+
+	if (flags & DOT_EXTENDED) {
+		Agraph_t *gr = dot_build(g, true, err);
+
+		if (gr == NULL)
+			return err != NULL ? err->code : -ENOMEM;
+		r = agwrite(gr, fp);
+		agclose(gr);
+		if (r != 0 || ferror(fp))
+			return jc_fail(err, -EIO, "cannot write the DOT graph");
+		return 0;
+	}
+	mlx_text(&b, g);
+	if ((r = dot_check(b.data, &nn, &ne, err)) != 0)
+		goto out;
+	if (nn != g->n || ne != g->ncables) {
+		r = jc_fail(err, -EINVAL, "DOT text reads back as %zu nodes and %zu edges, not %zu and %zu",
+		    nn, ne, g->n, g->ncables);
+		goto out;
+	}
+	if (fwrite(b.data, 1, b.len, fp) != b.len || ferror(fp))
+		r = jc_fail(err, -EIO, "cannot write the DOT graph");
+out:
+	buf_free(&b);
+	return r;
+}

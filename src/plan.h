@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The network plan: one /30 per cable numbered exactly as mlx's
+ * IPConfigurator (cable k of the graph's order gets 192.168.(k/64).(4(k%64)+1)
+ * on its first end and .(4(k%64)+2) on the other), and for each host the
+ * commands that set it up, as data (argv vectors, never run here):
+ *
+ *   macOS:  sudo ifconfig bridge0 down
+ *           sudo ifconfig bridge0 deletem IF      (each cable interface in the bridge)
+ *           sudo ifconfig IF inet A netmask 255.255.255.252
+ *           sudo route -n delete -host PEER        (may fail: no such route)
+ *           sudo route -n add -host PEER -interface IF
+ *   Linux:  sudo ip addr replace A/30 dev IF
+ *           sudo ip link set IF up
+ *           sudo ip route replace PEER/32 dev IF
+ *
+ * per cable in mlx's order (peers by host index, then the shared cable
+ * order). Only the cable interfaces and bridge0 are ever named, which
+ * plan_build() checks before returning. Also per host: the facts to save
+ * before applying, the commands that restore them, and whether the host is
+ * already in the planned state (so that a second run changes nothing).
+ */
+#ifndef JC_PLAN_H
+#define JC_PLAN_H
+
+#include <stdio.h>
+
+#include "graph.h"
+
+/* mlx raises "Ran out of available local IPs" when numbering this many cables. */
+#define PLAN_MAX_CABLES (256 * 64)
+
+struct plan_cmd {
+	char **argv;		/* NULL-terminated, owned */
+	size_t argc;
+	bool may_fail;		/* a failure is expected and harmless: go on */
+};
+
+struct plan_cmdlist {
+	struct plan_cmd *v;
+	size_t n;
+};
+
+/* One address of a host: its end of one cable. */
+struct plan_addr {
+	size_t cable;		/* index in graph->cables */
+	size_t peer;		/* host index of the other end */
+	const char *iface;	/* borrowed from the inventory */
+	char ip[16];
+	char peer_ip[16];
+};
+
+enum plan_fact_kind {
+	PLAN_FACT_ADDRS,	/* IPv4 addresses of a touched interface */
+	PLAN_FACT_BRIDGE,	/* bridge0: up or down, members */
+	PLAN_FACT_ROUTE,	/* the route to a peer address */
+};
+
+/* Something to save before applying, so that restore can undo the change. */
+struct plan_fact {
+	enum plan_fact_kind kind;
+	char *iface;		/* interface, "bridge0", or the route's planned interface */
+	char *peer;		/* ROUTE: the peer address; else NULL */
+	bool known;		/* the inventory already holds the value */
+	struct jc_strv values;	/* ADDRS: "a.b.c.d/len"; BRIDGE: member names */
+	int up;			/* BRIDGE (and ADDRS on Linux): enum jc_tri */
+	struct plan_cmd query;	/* read-only command capturing the fact at apply time */
+};
+
+struct plan_host {
+	size_t host;		/* index in graph->hosts */
+	enum jc_os os;		/* JC_OS_LINUX, else treated as macOS (as mlx) */
+	struct plan_addr *addrs;	/* in mlx's command order */
+	size_t naddrs;
+	struct plan_cmdlist cmds;	/* set up */
+	struct plan_fact *facts;
+	size_t nfacts;
+	struct plan_cmdlist restore;	/* undo cmds, from the saved facts */
+	bool applied;		/* inventory already matches: nothing to run */
+};
+
+struct plan {
+	size_t n;
+	struct plan_host *hosts;	/* in host (not rank) order */
+	size_t ncables;
+	char (*cable_ip)[2][16];	/* per cable: address of end[0], end[1] */
+};
+
+/*
+ * Build the plan for every cable of g (all of them, whatever the backend
+ * uses, as mlx does). Returns 0 with *out set (free with plan_free), or a
+ * negative value with err filled: "Ran out of available local IPs" beyond
+ * PLAN_MAX_CABLES - 1 cables, or a name unfit for a command (an interface
+ * failing jc_iface_name_ok), or a command naming something other than a
+ * cable interface or bridge0 (an internal error). *out is NULL on failure.
+ */
+int plan_build(const struct graph *g, struct plan **out, struct jc_err *err);
+
+void plan_free(struct plan *p);
+
+/*
+ * Address of end (0 or 1) of cable k in mlx's numbering, written to out.
+ * Returns 0, or -ERANGE when k >= PLAN_MAX_CABLES.
+ */
+int plan_cable_ip(size_t k, int end, char out[16]);
+
+/*
+ * Check that every argument of every command of p (setup and restore) is a
+ * fixed keyword, an IPv4 address (optionally /len), bridge0 or a cable
+ * interface of that host. Returns 0, or a negative value with err naming
+ * the offending word.
+ */
+int plan_check(const struct plan *p, const struct graph *g, struct jc_err *err);
+
+/* The command as one line, words separated by spaces. New string. */
+char *plan_cmd_text(const struct plan_cmd *c);
+
+/*
+ * mlx's manual layout for host index i: "Setup for HOST", a line of '=' as
+ * long, the commands one per line, then a blank line.
+ */
+void plan_print_host(FILE *fp, const struct plan *p, const struct graph *g, size_t i);
+
+/* plan_print_host() for every host, in host order. */
+void plan_print_manual(FILE *fp, const struct plan *p, const struct graph *g);
+
+#endif

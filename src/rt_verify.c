@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verification itself. Cables are tested one at a time (a side
+ * channel barrier between them keeps the others quiet): a ping-pong of 8
+ * bytes for latency, then a stream of 4 MiB messages each way, bounded in
+ * bytes and seconds (the last message carries a flag so the receiver
+ * knows). Then every cable at once, then an all-reduce sweep whose result
+ * is checked against the sum of (rank + 1), as JACCL's allreduce_bench
+ * does, with nccl-tests' algbw and busbw = algbw * 2(n - 1) / n. Each
+ * phase's results travel through the side channel in fixed-size records,
+ * so a dead link degrades the report instead of hanging it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_verify.h"
+#include "util.h"
+
+#define ERRLEN 240
+
+struct cable {
+	int a, la, b, lb;
+	char *dev_a, *dev_b;
+};
+
+struct cres {			/* one rank's view of one cable */
+	double bw;		/* bytes/s this end sent */
+	double lat_med, lat_p99;	/* microseconds, end a */
+	int32_t status;		/* 0, or -errno */
+	int32_t pad;
+	char err[ERRLEN];
+};
+
+struct phase {			/* one rank's result of a phase */
+	double bytes, secs;
+	int32_t status;
+	int32_t reached;	/* all-reduce rows completed */
+	char err[ERRLEN];
+};
+
+struct row {
+	double usec;
+	int64_t wrong;
+	int32_t status;		/* 0 ok, 1 not run, <0 failed */
+	int32_t pad;
+};
+
+void
+rt_verify_defaults(struct rt_verify_opts *o)
+{
+	const char *e;
+	long v;
+
+	memset(o, 0, sizeof(*o));
+	o->link_bytes = 256u << 20;
+	o->link_seconds = 2;
+	o->msg_bytes = 4u << 20;
+	o->lat_iters = 200;
+	o->ar_min = 1024;
+	o->ar_max = 64u << 20;
+	if ((e = getenv("JACCL_VERIFY_MB")) != NULL && jc_parse_int(e, 1, 1 << 20, &v)) {
+		o->link_bytes = (size_t)v << 20;
+		o->link_seconds = 30;
+		if (o->link_bytes < o->msg_bytes)
+			o->msg_bytes = o->link_bytes;
+	}
+	if ((e = getenv("JACCL_VERIFY_MAX_MB")) != NULL && jc_parse_int(e, 1, 1 << 14, &v))
+		o->ar_max = (size_t)v << 20;
+}
+
+int
+rt_parse_rate(const char *s, double *bps)
+{
+	static const struct { const char *unit; double mult; } units[] = {
+		{ "Tb/s", 1e12 / 8 }, { "Gb/s", 1e9 / 8 }, { "Gbit/s", 1e9 / 8 },
+		{ "Gbps", 1e9 / 8 }, { "Mb/s", 1e6 / 8 }, { "Mbit/s", 1e6 / 8 },
+		{ "TB/s", 1e12 }, { "GB/s", 1e9 }, { "GBps", 1e9 }, { "MB/s", 1e6 },
+	};
+	char *end;
+	double v;
+
+	if (s == NULL)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || !(v >= 0) || isinf(v) || !(*s >= '0' && *s <= '9'))
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < JC_ARRAY_LEN(units); i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			*bps = v * units[i].mult;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static size_t
+list_cables(const struct rt_config *c, struct rt_group *g, struct cable **out)
+{
+	struct cable *cs = NULL;
+	size_t n = 0;
+
+	for (int a = 0; a < c->size; a++) {
+		struct rt_config tmp = *c;
+		struct rt_group *ga;
+
+		tmp.rank = a;
+		rt_group_new(&ga, &tmp, g->kind, g->wires, 0);
+		for (size_t i = 0; i < ga->nlinks; i++) {
+			struct rt_link *l = &ga->links[i];
+
+			if (!l->active)
+				continue;
+			cs = xreallocarray(cs, n + 1, sizeof(*cs));
+			cs[n++] = (struct cable){ .a = a, .la = l->index, .b = l->peer,
+			    .lb = l->peer_index, .dev_a = xstrdup(l->device),
+			    .dev_b = xstrdup(l->peer_device) };
+		}
+		rt_group_close(ga);
+	}
+	*out = cs;
+	return n;
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int
+latency(struct rt_group *g, struct rt_link *l, bool first, int iters, double *med,
+    double *p99, struct jc_err *err)
+{
+	double *lat = xcalloc((size_t)iters + 1, sizeof(double));
+	char msg[8] = { 0 };
+	int warm = 10, rc = 0;
+
+	for (int i = 0; i < warm + iters && rc == 0; i++) {
+		double t = jc_now();
+
+		if (first) {
+			if ((rc = rt_group_send(g, l, msg, sizeof(msg), err)) == 0)
+				rc = rt_group_recv(g, l, msg, sizeof(msg), err);
+		} else {
+			if ((rc = rt_group_recv(g, l, msg, sizeof(msg), err)) == 0)
+				rc = rt_group_send(g, l, msg, sizeof(msg), err);
+		}
+		if (i >= warm)
+			lat[i - warm] = (jc_now() - t) / 2 * 1e6;
+	}
+	if (rc == 0 && first) {
+		qsort(lat, (size_t)iters, sizeof(double), cmp_double);
+		*med = lat[iters / 2];
+		*p99 = lat[(size_t)((iters - 1) * 0.99)];
+	}
+	free(lat);
+	return rc;
+}
+
+static int
+stream_send(struct rt_group *g, struct rt_link *l, char *buf,
+    const struct rt_verify_opts *o, double *bps, struct jc_err *err)
+{
+	double t0 = jc_now();
+	size_t sent = 0;
+	bool last;
+	int rc;
+
+	do {
+		last = sent + 2 * o->msg_bytes > o->link_bytes ||
+		    jc_now() - t0 >= o->link_seconds;
+		buf[0] = last;
+		if ((rc = rt_group_send(g, l, buf, o->msg_bytes, err)) < 0)
+			return rc;
+		sent += o->msg_bytes;
+	} while (!last);
+	if ((rc = rt_group_recv(g, l, buf, 1, err)) < 0)
+		return rc;
+	*bps = (double)sent / (jc_now() - t0);
+	return 0;
+}
+
+static int
+stream_recv(struct rt_group *g, struct rt_link *l, char *buf,
+    const struct rt_verify_opts *o, struct jc_err *err)
+{
+	int rc;
+
+	do {
+		if ((rc = rt_group_recv(g, l, buf, o->msg_bytes, err)) < 0)
+			return rc;
+	} while (buf[0] == 0);
+	buf[0] = 1;
+	return rt_group_send(g, l, buf, 1, err);
+}
+
+/* This rank's part of the test of cable k. */
+static void
+test_cable(struct rt_group *g, const struct cable *cb, const struct rt_verify_opts *o,
+    char *buf, struct cres *res)
+{
+	bool am_a = g->rank == cb->a;
+	struct rt_link *l = &g->links[am_a ? cb->la : cb->lb];
+	struct jc_err err = { 0 };
+	int rc;
+
+	rc = latency(g, l, am_a, o->lat_iters, &res->lat_med, &res->lat_p99, &err);
+	if (rc == 0)
+		rc = am_a ? stream_send(g, l, buf, o, &res->bw, &err) :
+		    stream_recv(g, l, buf, o, &err);
+	if (rc == 0)
+		rc = am_a ? stream_recv(g, l, buf, o, &err) :
+		    stream_send(g, l, buf, o, &res->bw, &err);
+	if (rc < 0) {
+		l->dead = true;
+		res->status = rc;
+		snprintf(res->err, sizeof(res->err), "rank %d: %.200s", g->rank, err.msg);
+	}
+}
+
+static int
+all_at_once(struct rt_group *g, const struct rt_verify_opts *o, struct phase *ph)
+{
+	size_t rounds = o->link_bytes / o->msg_bytes / 2, k;
+	struct rt_xfer *x = xcalloc(2 * g->nlinks, sizeof(*x));
+	char *sbuf = xcalloc(1, o->msg_bytes), *rbuf = xcalloc(g->nlinks, o->msg_bytes);
+	struct jc_err err = { 0 };
+	double t0 = jc_now();
+	int rc = 0;
+
+	if (rounds < 1)
+		rounds = 1;
+	for (size_t r = 0; r < rounds && rc == 0; r++) {
+		k = 0;
+		for (size_t i = 0; i < g->nlinks; i++) {
+			x[k++] = (struct rt_xfer){ .link = &g->links[i], .send = true,
+			    .buf = sbuf, .len = o->msg_bytes };
+			x[k++] = (struct rt_xfer){ .link = &g->links[i], .send = false,
+			    .buf = rbuf + i * o->msg_bytes, .len = o->msg_bytes };
+		}
+		rc = rt_group_run(g, x, k, &err);
+	}
+	ph->secs = jc_now() - t0;
+	ph->bytes = (double)rounds * (double)o->msg_bytes * (double)g->nlinks;
+	ph->status = rc;
+	if (rc < 0)
+		snprintf(ph->err, sizeof(ph->err), "rank %d: %.200s", g->rank, err.msg);
+	free(x);
+	free(sbuf);
+	free(rbuf);
+	return rc;
+}
+
+static int64_t
+fill_check(struct rt_group *g, void *buf, size_t count, enum rt_dtype t, bool check)
+{
+	int64_t wrong = 0;
+	long n = g->size, sum = n * (n + 1) / 2;
+
+	for (size_t i = 0; i < count; i++) {
+		if (t == RT_FLOAT32) {
+			float *f = buf;
+
+			if (!check)
+				f[i] = (float)(g->rank + 1);
+			else
+				wrong += f[i] != (float)sum;
+		} else {
+			int32_t *v = buf, m = (int32_t)(i % 1000 + 1);
+
+			if (!check)
+				v[i] = (g->rank + 1) * m;
+			else
+				wrong += v[i] != (int32_t)sum * m;
+		}
+	}
+	return wrong;
+}
+
+static void
+sweep(struct rt_group *g, const size_t *sizes, const enum rt_dtype *types, size_t nrows,
+    struct row *rows, struct phase *ph)
+{
+	struct jc_err err = { 0 };
+	size_t max = 0;
+	char *buf;
+
+	for (size_t i = 0; i < nrows; i++) {
+		rows[i].status = 1;
+		if (sizes[i] > max)
+			max = sizes[i];
+	}
+	buf = xmalloc(max + 8);
+	for (size_t i = 0; i < nrows; i++) {
+		size_t count = sizes[i] / rt_dtype_size(types[i]);
+		size_t iters = (32u << 20) / sizes[i];
+		double t0;
+		int rc;
+
+		iters = iters < 3 ? 3 : iters > 50 ? 50 : iters;
+		fill_check(g, buf, count, types[i], false);
+		rc = rt_group_all_reduce(g, buf, count, types[i], &err);
+		if (rc == 0)
+			rows[i].wrong = fill_check(g, buf, count, types[i], true);
+		t0 = jc_now();
+		for (size_t it = 0; it < iters && rc == 0; it++)
+			rc = rt_group_all_reduce(g, buf, count, types[i], &err);
+		if (rc < 0) {
+			rows[i].status = rc;
+			ph->status = rc;
+			snprintf(ph->err, sizeof(ph->err), "rank %d: all-reduce of %zu "
+			    "bytes: %.180s", g->rank, sizes[i], err.msg);
+			break;
+		}
+		rows[i].usec = (jc_now() - t0) / (double)iters * 1e6;
+		rows[i].status = 0;
+		ph->reached = (int32_t)(i + 1);
+	}
+	free(buf);
+}
+
+static json_t *
+rate(double bps)
+{
+	return json_pack("{s:f,s:f}", "GBps", bps / 1e9, "Gbps", bps * 8 / 1e9);
+}
+
+static int
+gather(struct rt_group *g, const void *mine, size_t n, void **all, struct jc_err *err)
+{
+	*all = xcalloc((size_t)g->size, n ? n : 1);
+	return rt_sc_all_gather(g->sc, mine, n, *all, err);
+}
+
+int
+rt_verify_run(struct rt_group *g, const struct rt_config *c,
+    const struct rt_verify_opts *o, json_t **report, struct jc_err *err)
+{
+	struct cable *cb = NULL;
+	size_t nc = list_cables(c, g, &cb), nrows = 0;
+	struct cres *mine = xcalloc(nc + 1, sizeof(*mine)), *allc = NULL;
+	struct phase ph1 = { 0 }, ph2 = { 0 }, *all1 = NULL, *all2 = NULL;
+	struct row *rows, *allr = NULL;
+	size_t sizes[48];
+	enum rt_dtype types[48];
+	json_t *rep = NULL, *links, *fail, *arr;
+	char *buf = xcalloc(1, o->msg_bytes + 8);
+	bool cables_ok = true, ok = true;
+	int rc;
+	double n = g->size;
+
+	*report = NULL;
+	/* 1. each cable alone */
+	for (size_t k = 0; k < nc; k++) {
+		if (g->rank == cb[k].a || g->rank == cb[k].b)
+			test_cable(g, &cb[k], o, buf, &mine[k]);
+		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
+			goto out;
+	}
+	if ((rc = gather(g, mine, nc * sizeof(*mine), (void **)&allc, err)) < 0)
+		goto out;
+	rep = json_object();
+	json_object_set_new(rep, "ranks", json_integer(g->size));
+	json_object_set_new(rep, "group", json_string(g->kind == RT_MESH ? "mesh" : "ring"));
+	json_object_set_new(rep, "wires", json_integer(g->wires));
+	json_object_set_new(rep, "fabric", json_string(o->fabric ? o->fabric : "tcp"));
+	json_object_set_new(rep, "side_channel",
+	    json_string(o->side_channel ? o->side_channel : "tcp"));
+	if (o->min_bw > 0)
+		json_object_set_new(rep, "min_bw", rate(o->min_bw));
+	links = json_array();
+	fail = json_array();
+	for (size_t k = 0; k < nc; k++) {
+		const struct cres *ra = &allc[(size_t)cb[k].a * nc + k];
+		const struct cres *rb = &allc[(size_t)cb[k].b * nc + k];
+		const char *status = "ok", *why = NULL;
+		json_t *l;
+
+		if (ra->status < 0 || rb->status < 0) {
+			status = "down";
+			why = ra->status < 0 ? ra->err : rb->err;
+			cables_ok = false;
+		} else if (o->min_bw > 0 && (ra->bw < o->min_bw || rb->bw < o->min_bw)) {
+			status = "slow";
+		}
+		l = json_pack("{s:i,s:s,s:i,s:s,s:s}", "a", cb[k].a, "device_a", cb[k].dev_a,
+		    "b", cb[k].b, "device_b", cb[k].dev_b, "status", status);
+		if (strcmp(status, "down") != 0) {
+			json_object_set_new(l, "a_to_b", rate(ra->bw));
+			json_object_set_new(l, "b_to_a", rate(rb->bw));
+			json_object_set_new(l, "latency_us", json_pack("{s:f,s:f}",
+			    "median", ra->lat_med, "p99", ra->lat_p99));
+		}
+		if (why)
+			json_object_set_new(l, "error", json_string(why));
+		if (strcmp(status, "ok") != 0) {
+			ok = false;
+			if (why)
+				json_array_append_new(fail, json_sprintf("link %d-%d (%s/%s) "
+				    "is down: %s", cb[k].a, cb[k].b, cb[k].dev_a, cb[k].dev_b, why));
+			else
+				json_array_append_new(fail, json_sprintf("link %d-%d (%s/%s) "
+				    "is slower than the floor of %.2f GB/s: %.2f / %.2f GB/s",
+				    cb[k].a, cb[k].b, cb[k].dev_a, cb[k].dev_b, o->min_bw / 1e9,
+				    ra->bw / 1e9, rb->bw / 1e9));
+		}
+		json_array_append_new(links, l);
+	}
+	json_object_set_new(rep, "links", links);
+
+	/* 2. every cable at once */
+	if (cables_ok) {
+		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
+			goto out;
+		all_at_once(g, o, &ph1);
+	} else {
+		ph1.status = 1;
+	}
+	if ((rc = gather(g, &ph1, sizeof(ph1), (void **)&all1, err)) < 0)
+		goto out;
+	{
+		double bytes = 0, secs = 0;
+		json_t *errs = json_array(), *a;
+		bool good = cables_ok;
+
+		for (int r = 0; r < g->size; r++) {
+			bytes += all1[r].bytes;
+			if (all1[r].secs > secs)
+				secs = all1[r].secs;
+			if (all1[r].status < 0) {
+				good = false;
+				json_array_append_new(errs, json_string(all1[r].err));
+			}
+		}
+		a = json_pack("{s:s,s:I}", "status", !cables_ok ? "skipped" : good ? "ok" :
+		    "failed", "connections", (json_int_t)nc);
+		if (good) {
+			json_object_update_new(a, rate(bytes / secs));
+		} else if (cables_ok) {
+			ok = false;
+			json_array_append_new(fail, json_sprintf("all links at once: %s",
+			    json_string_value(json_array_get(errs, 0))));
+		}
+		json_object_set_new(a, "errors", errs);
+		json_object_set_new(rep, "all_links", a);
+		cables_ok = good;
+	}
+
+	/* 3. all-reduce sweep */
+	for (size_t s = o->ar_min; s <= o->ar_max && nrows < 47; s *= 2) {
+		sizes[nrows] = s;
+		types[nrows++] = RT_FLOAT32;
+	}
+	sizes[nrows] = o->ar_max < (1u << 20) ? o->ar_max : (1u << 20);
+	types[nrows++] = RT_INT32;
+	rows = xcalloc(nrows, sizeof(*rows));
+	if (cables_ok) {
+		if ((rc = rt_sc_barrier(g->sc, err)) < 0) {
+			free(rows);
+			goto out;
+		}
+		sweep(g, sizes, types, nrows, rows, &ph2);
+	} else {
+		ph2.status = 1;
+		for (size_t i = 0; i < nrows; i++)
+			rows[i].status = 1;
+	}
+	rc = gather(g, rows, nrows * sizeof(*rows), (void **)&allr, err);
+	free(rows);
+	if (rc == 0)
+		rc = gather(g, &ph2, sizeof(ph2), (void **)&all2, err);
+	if (rc < 0)
+		goto out;
+	{
+		json_t *a = json_object(), *errs = json_array();
+		double sum = 0;
+		int64_t wrong_total = 0;
+		size_t counted = 0;
+		bool good = cables_ok;
+
+		arr = json_array();
+		for (size_t i = 0; i < nrows; i++) {
+			double usec = 0;
+			int64_t wrong = 0;
+			bool done = true;
+
+			for (int r = 0; r < g->size; r++) {
+				const struct row *w = &allr[(size_t)r * nrows + i];
+
+				if (w->status != 0)
+					done = false;
+				if (w->usec > usec)
+					usec = w->usec;
+				wrong += w->wrong;
+			}
+			if (!done)
+				continue;
+			double algbw = (double)sizes[i] / (usec / 1e6) / 1e9;
+			double busbw = algbw * 2 * (n - 1) / n;
+
+			json_array_append_new(arr, json_pack("{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:I}",
+			    "size", (json_int_t)sizes[i],
+			    "count", (json_int_t)(sizes[i] / rt_dtype_size(types[i])),
+			    "type", rt_dtype_name(types[i]), "redop", "sum", "root", -1,
+			    "time_us", usec, "algbw", algbw, "busbw", busbw,
+			    "wrong", (json_int_t)wrong));
+			wrong_total += wrong;
+			if (types[i] == RT_FLOAT32) {
+				sum += busbw;
+				counted++;
+			}
+		}
+		for (int r = 0; r < g->size; r++)
+			if (all2[r].status < 0) {
+				good = false;
+				json_array_append_new(errs, json_string(all2[r].err));
+			}
+		json_object_set_new(a, "status", json_string(!cables_ok ? "skipped" :
+		    !good ? "failed" : wrong_total ? "wrong" : "ok"));
+		json_object_set_new(a, "rows", arr);
+		json_object_set_new(a, "wrong", json_integer(wrong_total));
+		json_object_set_new(a, "avg_busbw", json_real(counted ? sum / (double)counted : 0));
+		json_object_set_new(a, "errors", errs);
+		json_object_set_new(rep, "allreduce", a);
+		if (cables_ok && !good) {
+			ok = false;
+			json_array_append_new(fail, json_sprintf("all-reduce: %s",
+			    json_string_value(json_array_get(errs, 0))));
+		}
+		if (wrong_total) {
+			ok = false;
+			json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
+			    "values", (long long)wrong_total));
+		}
+	}
+	json_object_set_new(rep, "failures", fail);
+	json_object_set_new(rep, "ok", json_boolean(ok));
+	*report = rep;
+	rep = NULL;
+	rc = 0;
+out:
+	json_decref(rep);
+	for (size_t k = 0; k < nc; k++) {
+		free(cb[k].dev_a);
+		free(cb[k].dev_b);
+	}
+	free(cb);
+	free(mine);
+	free(allc);
+	free(all1);
+	free(all2);
+	free(allr);
+	free(buf);
+	return rc;
+}
+
+static double
+num(json_t *o, const char *k1, const char *k2)
+{
+	json_t *v = json_object_get(o, k1);
+
+	if (k2 != NULL)
+		v = json_object_get(v, k2);
+	return json_number_value(v);
+}
+
+void
+rt_verify_print(FILE *fp, json_t *rep)
+{
+	json_t *links = json_object_get(rep, "links"), *l, *a, *rows, *row, *f;
+	size_t i;
+
+	fprintf(fp, "# jaccl-config verify: %lld ranks, %s group (%lld wire%s), "
+	    "fabric %s, side channel %s\n",
+	    (long long)json_integer_value(json_object_get(rep, "ranks")),
+	    json_string_value(json_object_get(rep, "group")),
+	    (long long)json_integer_value(json_object_get(rep, "wires")),
+	    json_integer_value(json_object_get(rep, "wires")) == 1 ? "" : "s",
+	    json_string_value(json_object_get(rep, "fabric")),
+	    json_string_value(json_object_get(rep, "side_channel")));
+	fprintf(fp, "#\n# Each link alone, both directions\n");
+	fprintf(fp, "# %4s %-12s %4s %-12s %9s %7s %9s %7s %9s %9s  %s\n",
+	    "A", "device", "B", "device", "A->B GB/s", "Gb/s", "B->A GB/s", "Gb/s",
+	    "lat p50", "p99 (us)", "status");
+	json_array_foreach(links, i, l) {
+		const char *st = json_string_value(json_object_get(l, "status"));
+
+		fprintf(fp, "  %4lld %-12s %4lld %-12s ",
+		    (long long)json_integer_value(json_object_get(l, "a")),
+		    json_string_value(json_object_get(l, "device_a")),
+		    (long long)json_integer_value(json_object_get(l, "b")),
+		    json_string_value(json_object_get(l, "device_b")));
+		if (json_object_get(l, "a_to_b"))
+			fprintf(fp, "%9.2f %7.1f %9.2f %7.1f %9.1f %9.1f  %s\n",
+			    num(l, "a_to_b", "GBps"), num(l, "a_to_b", "Gbps"),
+			    num(l, "b_to_a", "GBps"), num(l, "b_to_a", "Gbps"),
+			    num(l, "latency_us", "median"), num(l, "latency_us", "p99"), st);
+		else
+			fprintf(fp, "%9s %7s %9s %7s %9s %9s  %s\n", "-", "-", "-", "-",
+			    "-", "-", st);
+	}
+	a = json_object_get(rep, "all_links");
+	fprintf(fp, "#\n# All links at once: ");
+	if (strcmp(json_string_value(json_object_get(a, "status")), "ok") == 0)
+		fprintf(fp, "%.2f GB/s (%.1f Gb/s) over %lld connections\n",
+		    num(a, "GBps", NULL), num(a, "Gbps", NULL),
+		    (long long)json_integer_value(json_object_get(a, "connections")));
+	else
+		fprintf(fp, "%s\n", json_string_value(json_object_get(a, "status")));
+	a = json_object_get(rep, "allreduce");
+	rows = json_object_get(a, "rows");
+	fprintf(fp, "#\n# All-reduce (sum)\n");
+	fprintf(fp, "# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "size", "count", "type",
+	    "redop", "root", "time", "algbw", "busbw", "#wrong");
+	fprintf(fp, "# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "",
+	    "", "", "(us)", "(GB/s)", "(GB/s)", "");
+	json_array_foreach(rows, i, row)
+		fprintf(fp, "  %10lld %12lld %8s %6s %6d %10.1f %8.2f %8.2f %7lld\n",
+		    (long long)json_integer_value(json_object_get(row, "size")),
+		    (long long)json_integer_value(json_object_get(row, "count")),
+		    json_string_value(json_object_get(row, "type")), "sum", -1,
+		    num(row, "time_us", NULL), num(row, "algbw", NULL),
+		    num(row, "busbw", NULL),
+		    (long long)json_integer_value(json_object_get(row, "wrong")));
+	fprintf(fp, "# Out of bounds values : %lld %s\n",
+	    (long long)json_integer_value(json_object_get(a, "wrong")),
+	    json_integer_value(json_object_get(a, "wrong")) ? "FAILED" : "OK");
+	fprintf(fp, "# Avg bus bandwidth    : %.3f\n#\n", num(a, "avg_busbw", NULL));
+	json_array_foreach(json_object_get(rep, "failures"), i, f)
+		fprintf(fp, "FAIL: %s\n", json_string_value(f));
+	fprintf(fp, "verify: %s\n", json_is_true(json_object_get(rep, "ok")) ?
+	    "PASS" : "FAIL");
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The measurements of a verification, run by every rank of a group: each
+ * cable alone in both directions (bandwidth, small-message latency), all
+ * cables at once, and an all-reduce sweep checked for correctness in the
+ * nccl-tests format. Every rank ends with the same report (a JSON tree),
+ * gathered through the side channel, so every rank knows the verdict.
+ */
+#ifndef JC_RT_VERIFY_H
+#define JC_RT_VERIFY_H
+
+#include <jansson.h>
+
+#include "rt_group.h"
+
+struct rt_verify_opts {
+	size_t link_bytes;	/* per cable and direction (default 256 MiB) */
+	double link_seconds;	/* ... or stop after this long (default 2) */
+	size_t msg_bytes;	/* message size of the bandwidth tests (4 MiB) */
+	int lat_iters;		/* ping-pongs of 8 bytes (default 200) */
+	size_t ar_min, ar_max;	/* all-reduce sweep, bytes (1 KiB .. 64 MiB) */
+	double min_bw;		/* bytes/s per cable and direction; 0: none */
+	const char *fabric;	/* names for the report */
+	const char *side_channel;
+};
+
+/* Fill o with the defaults, scaled by JACCL_VERIFY_MB and JACCL_VERIFY_MAX_MB. */
+void rt_verify_defaults(struct rt_verify_opts *o);
+
+/*
+ * Parse a rate: a decimal number and a unit among Gb/s, Gbit/s, Gbps,
+ * GB/s, Mb/s, MB/s, Tb/s (b = bits, B = bytes; G = 10^9). Sets *bps in
+ * bytes per second. Returns 0 or -EINVAL.
+ */
+int rt_parse_rate(const char *s, double *bps);
+
+/*
+ * Run the verification on g (sc: its side channel). On return *report (a
+ * new reference) holds the whole report, the same on every rank, with
+ * "ok" false when a cable is down or slow or a result is wrong. Returns 0
+ * when the report could be gathered (whatever its verdict), or a negative
+ * value with err filled when the side channel failed (*report NULL).
+ */
+int rt_verify_run(struct rt_group *g, const struct rt_config *c,
+    const struct rt_verify_opts *o, json_t **report, struct jc_err *err);
+
+/* Print the report as rank 0 does (links, all at once, all-reduce table, verdict). */
+void rt_verify_print(FILE *fp, json_t *report);
+
+#endif

@@ -1,0 +1,178 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `jaccl-config check` on a corpus of hostfiles: each file of expected.tsv
+# must give the listed exit status, backend, problem codes and warning
+# codes, and --json must print exactly one JSON document that agrees with
+# the exit status. Then files made at run time: a 10 MB hostfile, a file
+# over the size limit, a directory, paths that cannot be read; the human
+# output; usage errors; and the example hostfiles of data/hostfiles.
+. "${top_srcdir:-.}/tests/lib/tap.sh"
+dir="$top_srcdir/tests/check"
+command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed to read the JSON reports"
+
+# Python starts slowly on a busy machine, so one run of summary.py sums up
+# every report: for each OUT STATUS pair it prints "exit backend problems
+# warnings" (codes sorted and unique, "-" for none).
+cat >"$t/summary.py" <<'PY'
+import json, sys
+args = sys.argv[1:]
+for out, status in zip(args[0::2], args[1::2]):
+    try:
+        with open(out) as f:
+            d = json.loads(f.read())    # exactly one document, nothing after it
+        p = sorted(set(x["code"] for x in d["problems"]))
+        w = sorted(set(x["code"] for x in d["warnings"]))
+        assert d["valid"] == (not p), "valid disagrees with problems"
+        assert d["valid"] == (status == "0"), "valid disagrees with the exit status"
+        for x in d["problems"] + d["warnings"]:
+            assert x["message"] and len(x["hosts"]) == len(x["ranks"]), x
+        print(status, d["backend"] or "null", ",".join(p) or "-", ",".join(w) or "-")
+    except Exception as e:
+        print("bad report: %r" % (e,))
+PY
+: >"$t/runs"
+n=0
+# run LABEL EXPECTED FILE [OPTION...]: check --json, remembered for the summary
+run() {
+	label=$1 want=$2 file=$3
+	shift 3
+	n=$((n + 1))
+	"$JACCL_CONFIG" check --json "$@" "$file" >"$t/out.$n.json" 2>"$t/err.$n"
+	printf '%s\t%s\t%s\t%s\n' "$t/out.$n.json" "$?" "$want" "$label" >>"$t/runs"
+}
+
+# 1. the corpus
+while IFS='	' read -r file status backend problems warnings opts; do
+	case $file in '#'* | '') continue ;; esac
+	# shellcheck disable=SC2086
+	run "$file${opts:+ $opts}" "$status $backend $problems $warnings" "$dir/hostfiles/$file" ${opts:-}
+done <"$dir/expected.tsv"
+
+# 2. files made here: a valid ring hostfile of about 10 MB (200000 hosts
+# with one IP each), a 10 MB JACCL matrix of 1000 hosts where every host
+# uses one device for every peer, a file over the size limit, a directory,
+# paths that cannot be read
+python3 - "$t" <<'PY'
+import sys
+t = sys.argv[1]
+with open(t + "/big-ring.json", "w") as f:
+    f.write('{"backend": "ring", "envs": [], "hosts": [\n')
+    f.write(",\n".join('{"ssh": "h%d", "ips": ["10.%d.%d.%d"], "rdma": []}'
+                       % (i, i >> 16, (i >> 8) & 255, i & 255) for i in range(200000)))
+    f.write("]}\n")
+n = 1000
+with open(t + "/big-mesh.json", "w") as f:
+    f.write('{"backend": "jaccl", "hosts": [\n')
+    for i in range(n):
+        row = ",".join("null" if j == i else '"rdma_en2"' for j in range(n))
+        f.write('{"ssh": "m%d", "ips": ["10.0.0.1"], "rdma": [%s]}%s\n'
+                % (i, row, "," if i + 1 < n else ""))
+    f.write("]}\n")
+PY
+head -c 17000000 /dev/zero | tr '\0' ' ' >"$t/huge.json"
+ln -s "$t/nowhere.json" "$t/dangling.json"
+run "10 MB ring hostfile is valid" "0 ring - -" "$t/big-ring.json"
+big_ring=$n
+run "10 MB matrix: one device for every peer, too many ranks, too many queue pairs" \
+	"1 jaccl device-two-peers,mesh-too-large,qp-budget -" "$t/big-mesh.json"
+big_mesh=$n
+run "a file over 16 MiB is refused" "1 null too-large -" "$t/huge.json"
+run "a directory is not a hostfile" "1 null not-a-file -" "$t"
+run "a missing file" "1 null missing-file -" "$t/no-such.json"
+run "a dangling symbolic link" "1 null missing-file -" "$t/dangling.json"
+run "a path through a regular file cannot be read" "1 null unreadable -" \
+	"$dir/hostfiles/mesh-2.json/x.json"
+if [ "$(id -u)" -ne 0 ]; then
+	cp "$dir/hostfiles/mesh-2.json" "$t/locked.json"
+	chmod 000 "$t/locked.json"
+	run "a file without read permission" "1 null unreadable -" "$t/locked.json"
+fi
+
+# every report, summed up at once, against its expectation
+# shellcheck disable=SC2046
+python3 "$t/summary.py" $(cut -f1,2 "$t/runs") >"$t/summaries"
+k=0
+while IFS='	' read -r out status want label; do
+	k=$((k + 1))
+	is "$(sed -n "${k}p" "$t/summaries")" "$want" "$label"
+done <"$t/runs"
+[ "$(id -u)" -eq 0 ] && skip "a file without read permission: root reads it anyway"
+
+# every code seen is documented in the man page
+for c in $(awk '{ print $3; print $4 }' "$t/summaries" | tr ',' '\n' | sort -u); do
+	[ "$c" = - ] && continue
+	grep -q "^\.It Li .*\<$c\>" "$top_srcdir/man/jaccl-config.1"
+	ok $? "code $c is documented in the man page"
+done
+
+# every corpus file is in the table
+for f in "$dir"/hostfiles/*; do
+	b=$(basename "$f")
+	grep -q "^$b	" "$dir/expected.tsv"
+	ok $? "$b has an expectation"
+done
+
+size=$(wc -c <"$t/big-ring.json")
+[ "$size" -ge 10000000 ]; ok $? "generated a 10 MB ring hostfile ($size bytes)"
+size=$(wc -c <"$t/big-mesh.json")
+[ "$size" -ge 10000000 ]; ok $? "generated a 10 MB JACCL matrix ($size bytes)"
+python3 - "$t/out.$big_ring.json" "$t/out.$big_mesh.json" >"$t/big" 2>&1 <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+print("ring hosts", d["hosts"])
+d = json.load(open(sys.argv[2]))
+c = collections.Counter(x["code"] for x in d["problems"])
+print("mesh kept", c["device-two-peers"], c["qp-budget"])
+last = [x for x in d["problems"] if x["code"] == "qp-budget"][-1]
+print("mesh sum", last["message"], len(last["hosts"]))
+PY
+is "$(sed -n 1p "$t/big")" "ring hosts 200000" "10 MB ring hostfile: 200000 hosts counted"
+is "$(sed -n 2p "$t/big")" "mesh kept 21 21" "10 MB matrix: 20 problems of a kind, then one sum"
+is "$(sed -n 3p "$t/big")" "mesh sum and 980 more problems of this kind 980" \
+	"10 MB matrix: the sum names the other 980 hosts"
+
+# 3. human output
+"$JACCL_CONFIG" check "$dir/hostfiles/seed-broken.json" >"$t/out" 2>"$t/err"
+is "$?" 1 "human output: invalid hostfile exits 1"
+is "$(sed -n 1p "$t/err")" \
+	"jaccl-config: $dir/hostfiles/seed-broken.json: error: no RDMA device is listed for m3-ultra-1 to m3-ultra-2 (jaccl needs a cable between every pair of hosts)" \
+	"human output: the problem names the hosts, prefixed with the file"
+grep -q "^jaccl-config: $dir/hostfiles/seed-broken.json: warning: the hostfile names no backend" "$t/err"
+ok $? "human output: the warning is prefixed with the file"
+grep -q "^$dir/hostfiles/seed-broken.json: invalid (1 problem, 1 warning)\$" "$t/out"
+ok $? "human output: the verdict"
+grep -q "^  hosts: *4 (6 Mac-to-Mac links needed for a full mesh, 5 listed)\$" "$t/out"
+ok $? "human output: the link count of a full mesh"
+grep -q "^  coordinator: 123.123.123.1:32323\$" "$t/out"
+ok $? "human output: the coordinator"
+"$JACCL_CONFIG" check "$dir/hostfiles/syntax.json" >"$t/out" 2>"$t/err"
+is "$(cat "$t/err")" "jaccl-config: error: $dir/hostfiles/syntax.json:4:35: string or '}' expected near '}'" \
+	"human output: a syntax error with line and column"
+"$JACCL_CONFIG" check "$dir/hostfiles/hostile-control.json" >"$t/out" 2>"$t/err"
+LC_ALL=C grep -q "$(printf '\033')" "$t/out" "$t/err"
+is "$?" 1 "human output: no control character of the file reaches the terminal"
+"$JACCL_CONFIG" check -p 4000 "$dir/hostfiles/mesh-2.json" >"$t/out" 2>"$t/err"
+grep -q "^  coordinator: 192.168.10.1:4000\$" "$t/out"
+ok $? "--starting-port sets the coordinator port"
+[ ! -s "$t/err" ]; ok $? "a valid hostfile without warnings prints nothing on stderr"
+
+# 4. usage errors
+"$JACCL_CONFIG" check >"$t/out" 2>"$t/err"
+is "$?" 2 "no HOSTFILE: usage error"
+grep -q "HOSTFILE" "$t/err"; ok $? "the usage error names HOSTFILE"
+"$JACCL_CONFIG" check a.json b.json >"$t/out" 2>"$t/err"
+is "$?" 2 "two HOSTFILEs: usage error"
+"$JACCL_CONFIG" check --backend mpi "$dir/hostfiles/mesh-2.json" >"$t/out" 2>"$t/err"
+is "$?" 2 "--backend mpi: usage error"
+
+# 5. the example hostfiles are valid
+n=0
+for f in "$top_srcdir"/data/hostfiles/*.json; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	"$JACCL_CONFIG" check "$f" >"$t/out" 2>"$t/err"
+	ok $? "example $(basename "$f") is valid"
+	grep -q "error:" "$t/err"; is "$?" 1 "example $(basename "$f") reports no problem"
+done
+[ "$n" -ge 4 ]; ok $? "at least 4 example hostfiles ($n)"
+done_testing

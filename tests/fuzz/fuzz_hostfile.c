@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: any bytes through the hostfile reader, then the rules
+ * of check.c under each backend, then the JSON report.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "hostfile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const backends[] = { NULL, "jaccl", "jaccl-ring", "ring" };
+	struct hostfile_diags d = { 0 };
+	struct jc_hostfile *hf = NULL;
+
+	if (size > 1 << 20)
+		return 0;
+	hostfile_parse((const char *)data, size, "fuzz.json", &hf, &d);
+	for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
+		struct check_report *r = check_hostfile(hf, &d, backends[b], 32323);
+		json_t *j = check_report_json(r), *it;
+		size_t i;
+		char *s = json_dumps(j, 0);
+
+		if (s == NULL || json_object_size(j) != 11)
+			abort();
+		/* every string made it into the report (jansson wants UTF-8) */
+		json_array_foreach(json_object_get(j, "problems"), i, it)
+			if (json_object_size(it) != 4 || r->problems[i].msg == NULL)
+				abort();
+		free(s);
+		json_decref(j);
+		check_report_free(r);
+	}
+	jc_hostfile_free(hf);
+	hostfile_diags_free(&d);
+	return 0;
+}

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+# Hosts that cannot be reached: no answer (reported together as mlx does,
+# or left out with --ignore-unreachable), a changed host key (always
+# refused), an unknown host key (refused, or recorded with --accept-new).
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/sim.sh"
+sim_require
+
+probe() { "$JACCL_CONFIG" probe -F "$(sim_ssh_config)" --connect-timeout 2 "$@"; }
+
+sim_up sudo-password 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
+kh=$(sim_known_hosts)
+cp "$kh" "$t/known_hosts.orig"
+# an unreachable host (an address where nobody answers)
+dead=$SIM_NET.99
+probe --hosts mini1,$dead >"$t/out" 2>"$t/err"
+is "$?" 1 "an unreachable host: exit 1"
+printf 'Could not ssh to the following hosts:\n  -  %s\n\nMaybe they are not set-up for password-less ssh?\n' "$dead" >"$t/want"
+tail -4 "$t/err" | cmp -s - "$t/want"
+ok $? "the unreachable hosts are listed as mlx lists them"
+diag "$(cat "$t/err")"
+is "$(cat "$t/out")" "" "nothing on stdout"
+probe --hosts mini1,$dead --ignore-unreachable >"$t/out" 2>"$t/err"
+is "$?" 0 "--ignore-unreachable: exit 0"
+grep -q "^jaccl-config: $dead: warning: unreachable, left out" "$t/err"
+ok $? "--ignore-unreachable: a warning names the host"
+is "$(grep -c '^[a-z0-9]*: Mac' "$t/out")" 1 "--ignore-unreachable: the reachable host is reported"
+
+# a changed host key: always refused
+ssh-keygen -q -t ed25519 -N '' -f "$t/otherkey"
+awk -v k="$(cut -d' ' -f1,2 "$t/otherkey.pub")" '/^mini2,/ { print $1 " " k; next } { print }' \
+    "$t/known_hosts.orig" >"$kh"
+probe --hosts mini1,mini2 --accept-new >"$t/out" 2>"$t/err"
+is "$?" 1 "a changed host key: exit 1, even with --accept-new"
+grep -q "^jaccl-config: mini2: error: host key for mini2 has changed (now ssh-ed25519 SHA256:" "$t/err"
+ok $? "the message names the host and the new key's fingerprint"
+diag "$(head -1 "$t/err")"
+
+# an unknown host key: refused, or recorded with --accept-new
+grep -v '^mini2,' "$t/known_hosts.orig" >"$kh"
+probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
+is "$?" 1 "an unknown host key: exit 1"
+grep -q "^jaccl-config: mini2: error: host key for mini2 is not known; add it to known_hosts or pass --accept-new" "$t/err"
+ok $? "the message says how to accept it"
+probe --hosts mini1,mini2 --accept-new >"$t/out" 2>"$t/err"
+is "$?" 0 "--accept-new: exit 0"
+grep -q "^$(sim_host_ip mini2) ssh-ed25519 " "$kh"
+ok $? "--accept-new recorded mini2's key in known_hosts"
+probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
+is "$?" 0 "the recorded key is accepted next time"
+cp "$t/known_hosts.orig" "$kh"
+
+done_testing

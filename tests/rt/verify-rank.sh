@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# verify-rank over the tcp fabric on 2, 3 and 4 ranks, each rank in its own
+# network namespace joined by veth cables, started with nothing but the
+# environment mlx.launch gives a JACCL job: mesh and ring groups, results
+# checked, a cable taken down mid-run, a rank that never starts, a floor
+# no link can reach. Needs root for the namespaces.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "${top_srcdir:-.}/tests/lib/tap.sh"
+. "$top_srcdir/tests/rt/netns.sh"
+
+[ "$(id -u)" = 0 ] || skip_all "needs root for network namespaces"
+command -v ip >/dev/null || skip_all "iproute2 missing"
+RT_PREFIX="rt$$v"
+ip netns add "$RT_PREFIX-probe" 2>/dev/null || skip_all "cannot create network namespaces"
+ip netns del "$RT_PREFIX-probe"
+trap 'rt_down; rm -rf "$t"' EXIT
+
+# small volumes: this is about behaviour, bench/ measures
+export JACCL_VERIFY_MB=32 JACCL_VERIFY_MAX_MB=4
+PORT=32323
+
+# run_ranks "RANKS" [ring] -- ARGS: start the given ranks (rank 0 first),
+# each with only the mlx.launch environment; wait for all of them.
+run_ranks() {
+	local ranks=$1 ring=$2 r
+	shift 2
+	for r in $ranks; do
+		rt_exec "$r" env -i PATH="$PATH" \
+		    ${JACCL_VERIFY_MB:+JACCL_VERIFY_MB=$JACCL_VERIFY_MB} \
+		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
+		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
+		    MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT" ${ring:+MLX_JACCL_RING=1} \
+		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
+		    >"$t/out$r" 2>"$t/err$r" &
+		eval "pid$r=\$!"
+	done
+	for r in $ranks; do
+		eval "wait \$pid$r"
+		eval "st$r=\$?"
+	done
+}
+
+all_zero() {
+	local r s
+	for r in "$@"; do eval "s=\$st$r"; [ "$s" = 0 ] || return 1; done
+}
+
+show() { for r in "$@"; do diag "rank $r: status $(eval echo \$st$r)"; sed 's/^/  /' "$t/err$r" | head -5 | while read -r l; do diag "$l"; done; done; }
+
+# --- 2-rank mesh, human report
+rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+run_ranks "0 1" "" --timeout 5
+all_zero 0 1; ok $? "mesh of 2: every rank exits 0" || show 0 1
+grep -q '^verify: PASS' "$t/out0"; ok $? "mesh of 2: rank 0 prints PASS"
+grep -Eq '^ +0 rdma_en2 +1 rdma_en2 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$t/out0"
+ok $? "mesh of 2: the link is measured in both directions"
+grep -q 'Out of bounds values : 0 OK' "$t/out0"; ok $? "mesh of 2: all-reduce results right"
+[ ! -s "$t/out1" ]; ok $? "mesh of 2: rank 1 prints nothing"
+rt_down
+
+# --- 3-rank mesh, JSON report
+rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
+run_ranks "0 1 2" "" --timeout 5 --json
+all_zero 0 1 2; ok $? "mesh of 3: every rank exits 0" || show 0 1 2
+python3 - "$t/out0" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] is True and r["group"] == "mesh" and r["ranks"] == 3, r
+assert [(l["a"], l["b"], l["status"]) for l in r["links"]] == [(0, 1, "ok"), (0, 2, "ok"), (1, 2, "ok")]
+assert all(l["a_to_b"]["GBps"] > 0 and l["b_to_a"]["GBps"] > 0 for l in r["links"])
+assert r["all_links"]["status"] == "ok"
+rows = r["allreduce"]["rows"]
+assert rows[0]["size"] == 1024 and rows[-1]["type"] == "int32" and all(x["wrong"] == 0 for x in rows)
+assert abs(rows[0]["busbw"] - rows[0]["algbw"] * 4 / 3) < 1e-6
+PY
+ok $? "mesh of 3: --json report with 3 links, right all-reduce, busbw = algbw*2(n-1)/n"
+
+# the same cluster as a jaccl-ring: MLX_JACCL_RING picks the ring
+run_ranks "0 1 2" ring --timeout 5 --json
+all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring"' "$t/out0"
+ok $? "MLX_JACCL_RING=1 on a triangle: ring group, right results" || show 0 1 2
+
+# a floor no veth reaches
+run_ranks "0 1 2" "" --timeout 5 --min-bw 100000GB/s
+[ "$st0" = 1 ] && grep -q 'slower than the floor' "$t/out0"
+ok $? "--min-bw above every link: exit 1, the slow links named"
+
+# a rank that never starts
+run_ranks "0 1" "" --timeout 1
+[ "$st0" = 1 ] && grep -q 'missing: rank 2' "$t/err0"
+ok $? "rank 2 never starts: rank 0 names it" || show 0 1
+[ "$st1" = 1 ]; ok $? "rank 2 never starts: rank 1 fails too"
+rt_down
+
+# --- 4-rank ring, 2 cables per neighbour (jaccl-ring)
+rt_up 4
+for i in 0 1 2 3; do rt_cable "$i" $(( (i + 1) % 4 )); rt_cable "$i" $(( (i + 1) % 4 )); done
+rt_matrix "$t/devs.json" list
+run_ranks "0 1 2 3" ring --timeout 5 --json
+all_zero 0 1 2 3; ok $? "ring of 4 x 2 cables: every rank exits 0" || show 0 1 2 3
+python3 - "$t/out0" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] and r["group"] == "ring" and r["wires"] == 2, r
+assert len(r["links"]) == 8 and all(l["status"] == "ok" for l in r["links"])
+assert r["allreduce"]["wrong"] == 0 and len(r["allreduce"]["rows"]) == 14
+PY
+ok $? "ring of 4 x 2 cables: 8 connections measured, all-reduce right"
+rt_down
+
+# --- 2-rank mesh, the cable goes down while the test runs
+rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+(
+	sleep 1.5
+	rt_exec 0 ip link set en2 down
+) &
+downer=$!
+JACCL_VERIFY_MB=2048 JACCL_VERIFY_MAX_MB=64 run_ranks "0 1" "" --timeout 2
+wait "$downer"
+[ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0" && grep -Eq 'down|no data moved' "$t/out0" "$t/err0"
+ok $? "cable down mid-run: rank 0 exits 1 and names rdma_en2" || { show 0 1; cat "$t/out0" | while read -r l; do diag "$l"; done; }
+[ "$st1" = 1 ]; ok $? "cable down mid-run: rank 1 exits 1"
+[ -z "$(rt_pids)" ]; ok $? "no process left in the namespaces"
+rt_down
+[ -z "$(ip netns list | grep "^$RT_PREFIX-")" ]; ok $? "namespaces removed"
+done_testing

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of probe bundles: save and load round trip with exit
+ * statuses, host order from the manifest or sorted folders, names that
+ * would escape the bundle, bad manifests, oversized files; and of the
+ * platform glue: backend choice, missing outputs, garbage and size caps.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "inventory.h"
+#include "../tap.h"
+
+#define S(x) x, sizeof(x) - 1
+
+static char *tmp;
+
+static void
+put(const char *rel, const char *text)
+{
+	char *p = xasprintf("%s/%s", tmp, rel);
+	FILE *f = fopen(p, "w");
+
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(p);
+}
+
+static void
+mkd(const char *rel)
+{
+	char *p = xasprintf("%s/%s", tmp, rel);
+
+	mkdir(p, 0755);
+	free(p);
+}
+
+static void
+test_roundtrip(void)
+{
+	struct jc_raw raws[2] = { { 0 }, { 0 } }, back = { 0 };
+	struct jc_strv hosts = { 0 };
+	struct jc_err err;
+	char *dir = xasprintf("%s/b1", tmp);
+	const struct jc_raw_out *o;
+
+	raws[0].host = xstrdup("zeta");
+	raw_add(&raws[0], "uname.txt", S("Darwin\n"), 0);
+	raw_add(&raws[0], "sudo-n-true.txt", S("sudo: a password is required\n"), 1);
+	raw_add(&raws[0], "empty.txt", "", 0, 0);
+	raw_add(&raws[0], "uname.txt", S("Darwin\n"), 0);	/* replaces, no duplicate */
+	raws[1].host = xstrdup("alpha");
+	raw_add(&raws[1], "bin.txt", S("a\0b"), 3);
+	is_int((long long)raws[0].n, 3, "raw_add replaces an output of the same name");
+	ok(bundle_save(dir, raws, 2, &err) == 0, "bundle saved");
+	ok(bundle_hosts(dir, &hosts, &err) == 0 && hosts.n == 2, "two hosts listed");
+	if (hosts.n == 2)
+		ok(strcmp(hosts.v[0], "zeta") == 0 && strcmp(hosts.v[1], "alpha") == 0,
+		    "manifest order kept (not sorted)");
+	strv_free(&hosts);
+	ok(bundle_load_host(dir, "zeta", &back, &err) == 0, "host loaded");
+	is_str(back.host, "zeta", "raw host name");
+	o = raw_get(&back, "sudo-n-true.txt");
+	ok(o != NULL && o->status == 1, "status from the manifest");
+	o = raw_get(&back, "empty.txt");
+	ok(o != NULL && o->len == 0 && o->data[0] == '\0', "empty output kept");
+	ok(raw_get(&back, "missing.txt") == NULL, "missing output: NULL");
+	raw_clear(&back);
+	ok(bundle_load_host(dir, "alpha", &back, &err) == 0 &&
+	    (o = raw_get(&back, "bin.txt")) != NULL && o->len == 3 && memcmp(o->data, "a\0b", 3) == 0,
+	    "binary output round trip");
+	raw_clear(&back);
+	ok(bundle_load_host(dir, "nobody", &back, &err) < 0, "unknown host: error");
+	ok(bundle_load_host(dir, "../b1", &back, &err) < 0, "host with a path: refused");
+	raw_clear(&raws[0]);
+	raw_clear(&raws[1]);
+	free(dir);
+}
+
+static void
+test_names(void)
+{
+	struct jc_raw r = { 0 };
+	struct jc_err err;
+	char *dir = xasprintf("%s/b2", tmp), *p;
+	struct stat st;
+
+	ok(bundle_name_ok("ibv_devices.txt") && bundle_name_ok("mac-1.local"), "plain names ok");
+	ok(!bundle_name_ok("..") && !bundle_name_ok(".") && !bundle_name_ok(".hidden") &&
+	    !bundle_name_ok("a/b") && !bundle_name_ok("") && !bundle_name_ok(NULL) &&
+	    !bundle_name_ok("-x") && !bundle_name_ok("a b") && !bundle_name_ok("$(x)"),
+	    "escaping or odd names refused");
+	r.host = xstrdup("..");
+	raw_add(&r, "x.txt", S("x"), 0);
+	ok(bundle_save(dir, &r, 1, &err) < 0, "host \"..\" refused");
+	free(r.host);
+	r.host = xstrdup("h");
+	raw_add(&r, "../../escape.txt", S("x"), 0);
+	ok(bundle_save(dir, &r, 1, &err) < 0, "file with a path refused");
+	p = xasprintf("%s/escape.txt", tmp);
+	ok(stat(p, &st) < 0, "nothing written outside");
+	ok(stat(dir, &st) < 0, "nothing written at all");
+	free(p);
+	raw_clear(&r);
+	free(dir);
+}
+
+static void
+test_manifest(void)
+{
+	struct jc_err err;
+	json_t *m;
+	struct jc_strv hosts = { 0 };
+	struct jc_raw r = { 0 };
+	char *d;
+
+	m = bundle_manifest_parse(S("{\"version\":1,\"hosts\":[{\"name\":\"a\",\"outputs\":"
+	    "{\"x.txt\":{\"status\":3},\"y.txt\":{}}}]}"), &err);
+	ok(m != NULL, "manifest parses");
+	is_int(bundle_manifest_status(m, "a", "x.txt"), 3, "status 3");
+	is_int(bundle_manifest_status(m, "a", "y.txt"), -1, "no status: -1");
+	is_int(bundle_manifest_status(m, "b", "x.txt"), -1, "unknown host: -1");
+	json_decref(m);
+	ok(bundle_manifest_parse(S("{\"version\":2,\"hosts\":[]}"), &err) == NULL &&
+	    strstr(err.msg, "version") != NULL, "version 2 refused");
+	ok(bundle_manifest_parse(S("[]"), &err) == NULL, "not an object");
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"../x\"}]}"), &err) == NULL,
+	    "host name with a path refused");
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"a\"},{\"name\":\"a\"}]}"), &err) ==
+	    NULL, "host listed twice refused");
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"a\",\"outputs\":{\"../x\":{}}}]}"),
+	    &err) == NULL, "output name with a path refused");
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"a\",\"outputs\":{\"x\":"
+	    "{\"status\":\"0\"}}}]}"), &err) == NULL, "status not a number refused");
+	ok(bundle_manifest_parse(S("{\"hosts\":"), &err) == NULL &&
+	    strstr(err.msg, "manifest.json") != NULL, "truncated JSON: message names the file");
+
+	/* A folder of captures without a manifest: sorted subfolders, status -1. */
+	mkd("b3");
+	mkd("b3/mac2");
+	mkd("b3/mac1");
+	mkd("b3/.hidden");
+	put("b3/SOURCE.md", "x");
+	put("b3/mac1/ibv_devices.txt", "device node GUID\n------ ----\nrdma_en2 0011\n");
+	put("b3/mac1/.DS_Store", "junk");
+	mkd("b3/mac1/subdir");
+	d = xasprintf("%s/b3", tmp);
+	ok(bundle_hosts(d, &hosts, &err) == 0 && hosts.n == 2 &&
+	    strcmp(hosts.v[0], "mac1") == 0 && strcmp(hosts.v[1], "mac2") == 0,
+	    "no manifest: sorted subfolders, hidden ones and files skipped");
+	strv_free(&hosts);
+	ok(bundle_load_host(d, "mac1", &r, &err) == 0 && r.n == 1 && r.outs[0].status == -1,
+	    "only regular visible files loaded, status unknown");
+	raw_clear(&r);
+	ok(bundle_load_host(d, "mac2", &r, &err) == 0 && r.n == 0, "empty host folder: no outputs");
+	raw_clear(&r);
+	put("b3/manifest.json", "{\"hosts\": 5}");
+	ok(bundle_hosts(d, &hosts, &err) < 0 && strstr(err.msg, "manifest.json") != NULL,
+	    "bad manifest: error naming it (%s)", err.msg);
+	ok(bundle_load_host(d, "mac1", &r, &err) < 0, "bad manifest: host not loaded");
+	ok(r.n == 0 && r.outs == NULL, "and nothing half-loaded");
+	free(d);
+	d = xasprintf("%s/none", tmp);
+	ok(bundle_hosts(d, &hosts, &err) < 0 && err.code == -ENOENT, "missing bundle: -ENOENT");
+	free(d);
+}
+
+static void
+test_big(void)
+{
+	struct jc_raw r = { 0 };
+	struct jc_err err;
+	char *d = xasprintf("%s/b4", tmp), *p;
+	FILE *f;
+
+	mkd("b4");
+	mkd("b4/h");
+	p = xasprintf("%s/h/ifconfig.txt", d);
+	f = fopen(p, "w");
+	if (f != NULL) {
+		char line[1024];
+
+		memset(line, ' ', sizeof(line));
+		line[sizeof(line) - 1] = '\n';
+		for (size_t i = 0; i <= BUNDLE_MAX_FILE / sizeof(line); i++)
+			fwrite(line, 1, sizeof(line), f);
+		fclose(f);
+	}
+	ok(bundle_load_host(d, "h", &r, &err) < 0 && err.code == -EFBIG,
+	    "output over the size cap: -EFBIG (%s)", err.msg);
+	ok(r.n == 0, "nothing loaded");
+	unlink(p);
+	free(p);
+	free(d);
+}
+
+/* Platform glue on outputs built in memory. */
+static void
+test_platform(void)
+{
+	struct jc_raw r = { 0 };
+	struct jc_host h;
+	struct jc_err err;
+	char *big;
+
+	ok(platform_for_raw(&r) == NULL, "no outputs: no platform");
+	raw_add(&r, "uname.txt", S("  Linux\n"), 0);
+	ok(platform_for_raw(&r) == &jc_platform_linux, "uname Linux");
+	raw_add(&r, "uname.txt", S("Darwin\n"), 0);
+	raw_add(&r, "ip-j-addr.txt", S("[]"), 0);
+	ok(platform_for_raw(&r) == &jc_platform_macos, "uname wins over file names");
+	raw_add(&r, "uname.txt", S("FreeBSD\n"), 0);
+	ok(platform_for_raw(&r) == &jc_platform_linux, "unknown uname: by files (ip-)");
+	raw_clear(&r);
+	raw_add(&r, "networksetup-listallhardwareports.txt", S(""), 0);
+	ok(platform_for_raw(&r) == &jc_platform_macos, "networksetup: macOS");
+	raw_clear(&r);
+	raw_add(&r, "ibv_devices.txt", S(""), 0);
+	ok(platform_for_raw(&r) == &jc_platform_macos, "ibv only: macOS");
+	raw_clear(&r);
+	ok(platform_by_name("linux") == &jc_platform_linux && platform_by_name("x") == NULL,
+	    "platform_by_name");
+	for (const struct jc_platform_ops *const *o = (const struct jc_platform_ops *const[]){
+	    &jc_platform_macos, &jc_platform_linux, NULL }; *o != NULL; o++) {
+		size_t n = 0;
+		bool names = true;
+
+		for (const struct jc_probe_cmd *c = (*o)->cmds; c->name != NULL; c++, n++)
+			names = names && bundle_name_ok(c->name) && c->sh != NULL;
+		ok(n > 5 && names, "%s: %zu probe commands, all safe bundle names", (*o)->name, n);
+	}
+
+	/* Nothing captured at all: all unknown, notes, no failure. */
+	memset(&h, 0, sizeof(h));
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0, "macOS with no outputs parses");
+	ok(h.nports == 0 && !h.ports_known && h.rdma_listed == JC_UNKNOWN &&
+	    h.rdma_enabled == JC_UNKNOWN && h.sudo == JC_UNKNOWN && h.mgmt_ip == NULL,
+	    "everything unknown");
+	ok(h.nnotes >= 4, "with notes (%zu)", h.nnotes);
+	jc_host_clear(&h);
+	ok(jc_platform_linux.parse(&h, &r, &err) == 0 && h.nnotes >= 3,
+	    "Linux with no outputs parses, with notes");
+	jc_host_clear(&h);
+
+	/* Garbage system_profiler: error naming the file. */
+	raw_add(&r, "system_profiler-SPThunderboltDataType.json", S("<html>oops</html>"), 0);
+	ok(jc_platform_macos.parse(&h, &r, &err) < 0 &&
+	    strstr(err.msg, "system_profiler-SPThunderboltDataType.json") != NULL,
+	    "garbage system_profiler: error naming the file (%s)", err.msg);
+	jc_host_clear(&h);
+	/* Command missing on the host: unknown, not garbage. */
+	raw_add(&r, "system_profiler-SPThunderboltDataType.json", S("sh: system_profiler: not found\n"),
+	    127);
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0 && !h.ports_known,
+	    "system_profiler not found (127): ports unknown, no error");
+	jc_host_clear(&h);
+	raw_clear(&r);
+
+	raw_add(&r, "ip-j-addr.txt", S("Error: garbage"), 0);
+	ok(jc_platform_linux.parse(&h, &r, &err) < 0 && strstr(err.msg, "ip-j-addr.txt") != NULL,
+	    "garbage ip -j addr: error naming the file");
+	jc_host_clear(&h);
+	raw_clear(&r);
+
+	big = xcalloc(PLATFORM_MAX_OUTPUT + 2, 1);
+	memset(big, ' ', PLATFORM_MAX_OUTPUT + 1);
+	raw_add(&r, "ifconfig.txt", big, PLATFORM_MAX_OUTPUT + 1, 0);
+	free(big);
+	ok(jc_platform_macos.parse(&h, &r, &err) == -EFBIG, "output over the cap: -EFBIG");
+	jc_host_clear(&h);
+	raw_clear(&r);
+
+	/* Unsafe names from networksetup never reach ports. */
+	raw_add(&r, "system_profiler-SPThunderboltDataType.json",
+	    S("{\"SPThunderboltDataType\":[{\"receptacle_1_tag\":{\"receptacle_id_key\":\"1\"}}]}"), 0);
+	raw_add(&r, "networksetup-listallhardwareports.txt",
+	    S("Hardware Port: Thunderbolt 1\nDevice: en2; rm -rf /\n"), 0);
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0 && h.nports == 1 && h.ports[0].iface == NULL &&
+	    h.nhwports == 0, "unsafe device name: skipped, port unmapped");
+	jc_host_clear(&h);
+	raw_clear(&r);
+
+	raw_add(&r, "sudo-n-true.txt", S(""), 0);
+	raw_add(&r, "ipconfig-getifaddr-en0.txt", S(""), 1);
+	raw_add(&r, "ipconfig-getifaddr-en1.txt", S("192.168.2.7\n"), 0);
+	raw_add(&r, "rdma_ctl-status.txt", S("disabled\n"), 0);
+	raw_add(&r, "ibv_devices.txt", S("    device          \t   node GUID\n"), 0);
+	raw_add(&r, "ibv_devinfo.txt", S(""), 255);
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0, "small Mac outputs parse");
+	is_int(h.sudo, JC_YES, "sudo -n true exit 0: yes");
+	is_str(h.mgmt_ip, "192.168.2.7", "mgmt from en1 when en0 has none");
+	is_str(h.mgmt_iface, "en1", "mgmt iface en1");
+	is_int(h.rdma_enabled, JC_NO, "rdma_ctl disabled");
+	is_int(h.rdma_listed, JC_NO, "header-only ibv_devices: not listed");
+	jc_host_clear(&h);
+	raw_clear(&r);
+}
+
+int
+main(void)
+{
+	char tmpl[] = "/tmp/jc-bundle-XXXXXX";
+	char *cmd;
+	pid_t pid;
+
+	(void)plan;
+	(void)skip_all;
+	tmp = mkdtemp(tmpl);
+	if (tmp == NULL)
+		skip_all("cannot create a temporary folder");
+	test_roundtrip();
+	test_names();
+	test_manifest();
+	test_big();
+	test_platform();
+	/* Remove the scratch folder (only what this test made). */
+	cmd = xasprintf("%s", tmp);
+	pid = fork();
+	if (pid == 0) {
+		execlp("rm", "rm", "-rf", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	free(cmd);
+	return done_testing();
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the Linux parsers and backend: outputs captured from
+ * network namespaces joined by veth pairs (tests/captures-linux/
+ * veth-triangle) and a realistic sysfs sample with Thunderbolt domains,
+ * docks, RDMA devices, bonds and bridges (tests/captures-linux/tb-sysfs).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "inventory.h"
+#include "parse_linux.h"
+#include "parse_net.h"
+#include "platform.h"
+#include "../tap.h"
+
+#define S(x) x, sizeof(x) - 1
+
+static char *dir;
+
+static const struct jc_port *
+port_of(const struct jc_host *h, const char *iface)
+{
+	for (size_t i = 0; i < h->nports; i++)
+		if (h->ports[i].iface != NULL && strcmp(h->ports[i].iface, iface) == 0)
+			return &h->ports[i];
+	return NULL;
+}
+
+static const struct jc_port *
+port_by_id(const struct jc_host *hs, size_t n, const char *id, size_t *host)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < hs[k].nports; i++)
+			if (id != NULL && strcmp(hs[k].ports[i].id, id) == 0) {
+				*host = k;
+				return &hs[k].ports[i];
+			}
+	return NULL;
+}
+
+static void
+test_triangle(void)
+{
+	static const char *const names[] = { "h0", "h1", "h2" };
+	static const struct { int a; const char *ai; int b; const char *bi; } want[] = {
+		{ 0, "eth1", 1, "eth1" }, { 1, "eth2", 2, "eth1" }, { 0, "eth2", 2, "eth2" },
+	};
+	struct jc_host h[3];
+	struct jc_err err;
+	char *set = xasprintf("%s/veth-triangle", dir);
+
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 3; i++) {
+		int rc = inventory_from_bundle(set, names[i], &h[i], &err);
+
+		ok(rc == 0, "%s replays", names[i]);
+		if (rc < 0)
+			diag("%s", err.msg);
+		is_int(h[i].os, JC_OS_LINUX, "linux backend chosen by uname.txt");
+		is_str(h[i].mgmt_iface, "m0", "management interface");
+		ok(port_of(&h[i], "m0") == NULL && port_of(&h[i], "lo") == NULL,
+		    "management and loopback are not cable candidates");
+	}
+	for (size_t c = 0; c < JC_ARRAY_LEN(want); c++) {
+		const struct jc_port *a = port_of(&h[want[c].a], want[c].ai);
+		const struct jc_port *b;
+		size_t owner = 99;
+
+		ok(a != NULL && a->peer_id != NULL, "%s %s has a peer", names[want[c].a], want[c].ai);
+		b = a ? port_by_id(h, 3, a->peer_id, &owner) : NULL;
+		ok(b != NULL && owner == (size_t)want[c].b && strcmp(b->iface, want[c].bi) == 0,
+		    "%s %s is cabled to %s %s", names[want[c].a], want[c].ai,
+		    names[want[c].b], want[c].bi);
+		ok(b != NULL && b->peer_id != NULL && strcmp(b->peer_id, a->id) == 0,
+		    "and the other end sees it back");
+	}
+	ok(port_of(&h[2], "eth9") != NULL && port_of(&h[2], "eth9")->peer_id == NULL,
+	    "unplugged interface: a port without peer");
+	ok(port_of(&h[2], "br5") == NULL && port_of(&h[2], "dum0") == NULL,
+	    "bridge and its member are not candidates");
+	for (int i = 0; i < 3; i++)
+		jc_host_clear(&h[i]);
+	free(set);
+}
+
+static void
+test_sysfs(void)
+{
+	struct jc_host h;
+	struct jc_err err;
+	char *set = xasprintf("%s/tb-sysfs", dir);
+	const struct jc_port *p;
+	bool note_eth3 = false;
+
+	memset(&h, 0, sizeof(h));
+	ok(inventory_from_bundle(set, "host", &h, &err) == 0, "tb-sysfs replays");
+	is_str(h.os_version, "12", "os-release VERSION_ID unquoted");
+	is_str(h.mgmt_ip, "192.168.1.50", "mgmt ip");
+	ok(h.nports >= 3, "ports found");
+	if (h.nports >= 3) {
+		is_str(h.ports[0].id, "D1E5B2C4-6A1E-4D3B-9F2A-0C1B2A3D4E5F",
+		    "host router unique_id in upper case");
+		is_str(h.ports[0].peer_id, "E5D79703-88AE-47EE-95C8-BE1253E4D99D", "XDomain peer");
+		is_str(h.ports[0].iface, "thunderbolt0", "net of the XDomain service");
+		is_str(h.ports[0].peer_model, "Mac Studio", "peer name");
+		ok(!h.ports[0].peer_via_dock, "direct peer");
+		ok(h.ports[1].peer_via_dock, "peer three hops away: via dock");
+		ok(h.ports[1].ndevices == 1 && strcmp(h.ports[1].devices[0], "TS4") == 0,
+		    "dock listed as a device");
+		ok(h.ports[2].peer_id == NULL && h.ports[2].iface == NULL, "idle domain");
+	}
+	ok(port_of(&h, "thunderbolt0") == &h.ports[0], "no mac: port for a Thunderbolt net");
+	p = port_of(&h, "eth1");
+	ok(p != NULL && strcmp(p->id, "mac:aa:bb:cc:00:00:02") == 0, "eth1 id from its MAC");
+	ok(p != NULL && p->peer_id != NULL && strcmp(p->peer_id, "mac:de:ad:be:ef:00:01") == 0,
+	    "one neighbour (twice, mixed case): peer");
+	p = port_of(&h, "eth3");
+	ok(p != NULL && p->peer_id == NULL, "two neighbours: no peer");
+	for (size_t i = 0; i < h.nnotes; i++)
+		if (strstr(h.notes[i], "eth3") != NULL)
+			note_eth3 = true;
+	ok(note_eth3, "and a note says so");
+	ok(port_of(&h, "eth2") != NULL && port_of(&h, "eth2")->peer_id == NULL,
+	    "FAILED neighbour ignored");
+	ok(port_of(&h, "eth4") == NULL, "down interface is not a candidate");
+	ok(port_of(&h, "eth5") == NULL, "bond slave is not a candidate");
+	ok(port_of(&h, "eth6") == NULL && port_of(&h, "br0") == NULL,
+	    "bridge and member are not candidates");
+	ok(port_of(&h, "wg0") == NULL, "interface without MAC is not a candidate");
+	ok(port_of(&h, "eth0") == NULL, "management interface is not a candidate");
+	is_int((long long)h.nrdma, 2, "two RDMA devices (unsafe one skipped)");
+	if (h.nrdma == 2) {
+		is_str(h.rdma[0].netdev, "eth1", "rxe netdev from the GID ndev");
+		is_int(h.rdma[0].state, JC_PORT_ACTIVE, "rxe ACTIVE");
+		is_int(h.rdma[1].state, JC_PORT_DOWN, "first port's state");
+	}
+	is_int(h.rdma_listed, JC_YES, "rdma listed");
+	jc_host_clear(&h);
+	free(set);
+}
+
+static void
+test_small(void)
+{
+	struct jc_iface *f;
+	struct parse_neigh *nb;
+	size_t n;
+	struct jc_err e;
+	char *a, *b;
+
+	ok(parse_ip_addr(S("[]"), &f, &n, NULL, &e) == 0 && n == 0, "empty list");
+	ok(parse_ip_addr(S(""), &f, &n, NULL, &e) == 0 && n == 0, "blank output: empty");
+	ok(parse_ip_addr(S("{\"ifname\":\"x\"}"), &f, &n, NULL, &e) < 0, "object: error");
+	ok(parse_ip_addr(S("Object \"addr\" is unknown"), &f, &n, NULL, &e) < 0,
+	    "ip error text: error");
+	ok(parse_ip_addr(S("[1, \"x\", {\"ifname\": 7}, {\"ifname\": \"ok0\", \"mtu\": -5, "
+	    "\"addr_info\": [{\"family\": \"inet\", \"local\": \"1.2.3\"}, "
+	    "{\"family\": \"inet\", \"local\": \"1.2.3.4\", \"prefixlen\": 99}]}]"),
+	    &f, &n, NULL, &e) == 0 && n == 1, "odd entries skipped");
+	if (n == 1) {
+		is_int(f[0].mtu, 0, "negative mtu unknown");
+		ok(f[0].ninet == 1 && f[0].prefix[0] == 32, "bad prefix: /32, bad address skipped");
+	}
+	parse_ifaces_free(f, n);
+	ok(parse_ip_neigh(S("[{\"dev\":\"e1\",\"lladdr\":\"00:11:22:33:44:55\","
+	    "\"state\":\"REACHABLE\"},{\"dev\":\"e1\",\"lladdr\":\"zz\",\"state\":[\"STALE\"]}]"),
+	    &nb, &n, NULL, &e) == 0 && n == 2, "neighbours parse");
+	if (n == 2) {
+		ok(nb[0].usable, "state as a string accepted");
+		ok(!nb[1].usable, "bad lladdr unusable");
+	}
+	parse_neigh_free(nb, n);
+	ok(parse_ip_neigh(S("[{]"), &nb, &n, NULL, &e) < 0, "garbage neighbours: error");
+	parse_os_release("ID='arch'\nVERSION=\"rolling \x01\"\n", &a, &b);
+	is_str(a, "rolling ?", "VERSION used when no VERSION_ID, control chars masked");
+	is_str(b, "arch", "ID single-quoted");
+	free(a);
+	free(b);
+	parse_linux_mgmt("addr=10.0.0.1;x\niface=../x\n", &a, &b);
+	ok(a == NULL && b == NULL, "bad mgmt values refused");
+	parse_linux_mgmt("addr=\n", &a, &b);
+	ok(a == NULL && b == NULL, "no SSH_CONNECTION: unknown");
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_srcdir");
+
+	(void)plan;
+	(void)skip_all;
+	dir = xasprintf("%s/tests/captures-linux", top ? top : ".");
+	test_triangle();
+	test_sysfs();
+	test_small();
+	free(dir);
+	return done_testing();
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* The address plan and the commands of each host, restore and re-run. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "../graph/appendix.h"
+#include "../graph/golden.h"
+#include "plan.h"
+
+struct pg {
+	const struct plan *p;
+	const struct graph *g;
+};
+
+static void
+print_manual(FILE *fp, const void *arg)
+{
+	const struct pg *x = arg;
+
+	plan_print_manual(fp, x->p, x->g);
+}
+
+static char *
+cmds_text(const struct plan_cmdlist *l)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t k = 0; k < l->n; k++) {
+		char *t = plan_cmd_text(&l->v[k]);
+
+		buf_printf(&b, "%s%s\n", t, l->v[k].may_fail ? "  # may fail" : "");
+		free(t);
+	}
+	return buf_steal(&b);
+}
+
+static bool
+has_line(const char *text, const char *line)
+{
+	size_t l = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && (p[l] == '\n' || p[l] == '\0' || p[l] == ' '))
+			return true;
+	return false;
+}
+
+static void
+test_appendix(void)
+{
+	struct jc_host *h = appendix_a();
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	struct pg x;
+	char *t;
+	static const char *const want[3][2][3] = {
+		{ { "en2", "192.168.0.1", "192.168.0.2" }, { "en3", "192.168.0.5", "192.168.0.6" } },
+		{ { "en2", "192.168.0.2", "192.168.0.1" }, { "en3", "192.168.0.9", "192.168.0.10" } },
+		{ { "en2", "192.168.0.6", "192.168.0.5" }, { "en3", "192.168.0.10", "192.168.0.9" } },
+	};
+
+	graph_build(h, 3, &g, &err);
+	ok(plan_build(g, &p, &err) == 0, "appendix A: plan built");
+	for (size_t i = 0; i < 3; i++) {
+		bool same = p->hosts[i].naddrs == 2;
+
+		for (size_t a = 0; same && a < 2; a++)
+			same = strcmp(p->hosts[i].addrs[a].iface, want[i][a][0]) == 0 &&
+			    strcmp(p->hosts[i].addrs[a].ip, want[i][a][1]) == 0 &&
+			    strcmp(p->hosts[i].addrs[a].peer_ip, want[i][a][2]) == 0;
+		ok(same, "host %s: addresses and peers as mlx's worked example", h[i].name);
+	}
+	t = cmds_text(&p->hosts[0].cmds);
+	is_str(t, "sudo ifconfig bridge0 down  # may fail\n"
+	    "sudo ifconfig en2 inet 192.168.0.1 netmask 255.255.255.252\n"
+	    "sudo route -n delete -host 192.168.0.2  # may fail\n"
+	    "sudo route -n add -host 192.168.0.2 -interface en2\n"
+	    "sudo ifconfig en3 inet 192.168.0.5 netmask 255.255.255.252\n"
+	    "sudo route -n delete -host 192.168.0.6  # may fail\n"
+	    "sudo route -n add -host 192.168.0.6 -interface en3\n", "commands of A");
+	free(t);
+	x.p = p;
+	x.g = g;
+	t = capture(print_manual, &x);
+	golden_is(t, "appendix-a.setup");
+	ok(strncmp(t, "Setup for A\n===========\nsudo ifconfig bridge0 down\n", 49) == 0,
+	    "mlx's layout: title, '=' line as long");
+	free(t);
+	ok(!p->hosts[0].applied, "no inventory of interfaces: not applied");
+	ok(p->hosts[0].nfacts == 5 && p->hosts[0].facts[0].kind == PLAN_FACT_ADDRS &&
+	    p->hosts[0].facts[2].kind == PLAN_FACT_BRIDGE &&
+	    p->hosts[0].facts[3].kind == PLAN_FACT_ROUTE &&
+	    strcmp(p->hosts[0].facts[3].peer, "192.168.0.2") == 0,
+	    "facts: two interfaces, the bridge, two routes");
+	ok(!p->hosts[0].facts[0].known, "interface state not in the inventory: to be captured");
+	t = plan_cmd_text(&p->hosts[0].facts[3].query);
+	is_str(t, "route -n get 192.168.0.2", "route query");
+	free(t);
+	ok(plan_check(p, g, &err) == 0, "only cable interfaces and bridge0 named");
+	/* Tamper: a command naming another interface is caught. */
+	free(p->hosts[1].cmds.v[1].argv[2]);
+	p->hosts[1].cmds.v[1].argv[2] = xstrdup("en0");
+	ok(plan_check(p, g, &err) < 0, "a command on en0 is refused");
+	is_str(err.msg, "B: planned command names 'en0', which is not a cable interface",
+	    "the check names the word");
+	plan_free(p);
+	graph_free(g);
+	inv_free(h, 3);
+}
+
+static void
+test_bridge_restore_applied(void)
+{
+	struct jc_host *h = appendix_a();
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	struct jc_iface *br;
+	char *t;
+
+	br = inv_iface(&h[0], "bridge0", NULL, 0);
+	br->is_bridge = true;
+	br->members = xcalloc(3, sizeof(char *));
+	br->members[0] = xstrdup("en2");
+	br->members[1] = xstrdup("en3");
+	br->members[2] = xstrdup("en7");
+	br->nmembers = 3;
+	inv_iface(&h[0], "en2", "169.254.3.4", 16);
+	inv_iface(&h[0], "en3", NULL, 0);
+	graph_build(h, 3, &g, &err);
+	ok(plan_build(g, &p, &err) == 0, "plan with a bridge");
+	t = cmds_text(&p->hosts[0].cmds);
+	ok(has_line(t, "sudo ifconfig bridge0 down") && !strstr(t, "bridge0 down  # may fail"),
+	    "bridge0 down (bridge known)");
+	ok(has_line(t, "sudo ifconfig bridge0 deletem en2") &&
+	    has_line(t, "sudo ifconfig bridge0 deletem en3"), "cable members removed");
+	ok(!strstr(t, "en7"), "other members left alone");
+	free(t);
+	t = cmds_text(&p->hosts[0].restore);
+	ok(has_line(t, "sudo route -n delete -host 192.168.0.2"), "restore: route removed");
+	ok(has_line(t, "sudo ifconfig en2 inet 192.168.0.1 -alias"), "restore: our address removed");
+	ok(has_line(t, "sudo ifconfig en2 inet 169.254.3.4 netmask 255.255.0.0 alias"),
+	    "restore: prior address back");
+	ok(has_line(t, "sudo ifconfig bridge0 addm en2") && has_line(t, "sudo ifconfig bridge0 addm en3") &&
+	    !strstr(t, "addm en7"), "restore: members back");
+	ok(has_line(t, "sudo ifconfig bridge0 up"), "restore: bridge up again");
+	free(t);
+	ok(p->hosts[0].facts[0].known && p->hosts[0].facts[0].values.n == 1 &&
+	    strcmp(p->hosts[0].facts[0].values.v[0], "169.254.3.4/16") == 0, "fact: prior address");
+	ok(p->hosts[0].facts[2].known && p->hosts[0].facts[2].up == JC_YES &&
+	    p->hosts[0].facts[2].values.n == 3, "fact: bridge up with three members");
+	ok(!p->hosts[0].applied, "not applied yet");
+	plan_free(p);
+
+	/* Now as the plan leaves it: a second run changes nothing. */
+	br = &h[0].ifaces[0];
+	strv_free_array(br->members, br->nmembers);
+	br->members = xcalloc(1, sizeof(char *));
+	br->members[0] = xstrdup("en7");
+	br->nmembers = 1;
+	br->up = JC_NO;
+	free(h[0].ifaces[1].inet[0]);
+	h[0].ifaces[1].inet[0] = xstrdup("192.168.0.1");
+	h[0].ifaces[1].prefix[0] = 30;
+	h[0].ifaces[2].inet = xcalloc(1, sizeof(char *));
+	h[0].ifaces[2].prefix = xcalloc(1, sizeof(int));
+	h[0].ifaces[2].inet[0] = xstrdup("192.168.0.5");
+	h[0].ifaces[2].prefix[0] = 30;
+	h[0].ifaces[2].ninet = 1;
+	ok(plan_build(g, &p, &err) == 0 && p->hosts[0].applied, "already applied: nothing to do");
+	t = cmds_text(&p->hosts[0].restore);
+	ok(!strstr(t, "-alias"), "restore keeps an address that was already there");
+	free(t);
+	plan_free(p);
+	h[0].ifaces[2].prefix[0] = 24;
+	ok(plan_build(g, &p, &err) == 0 && !p->hosts[0].applied, "wrong prefix: not applied");
+	plan_free(p);
+	h[0].ifaces[2].prefix[0] = 30;
+	br->up = JC_YES;
+	ok(plan_build(g, &p, &err) == 0 && !p->hosts[0].applied, "bridge up: not applied");
+	plan_free(p);
+	graph_free(g);
+	inv_free(h, 3);
+}
+
+static void
+test_linux(void)
+{
+	struct jc_host *h = inv_new(2, NULL);
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	char *t;
+
+	h[0].os = h[1].os = JC_OS_LINUX;
+	inv_cable(&h[0], "eth1", &h[1], "eth2", 0);
+	graph_build(h, 2, &g, &err);
+	ok(plan_build(g, &p, &err) == 0, "Linux plan");
+	t = cmds_text(&p->hosts[1].cmds);
+	is_str(t, "sudo ip addr replace 192.168.0.2/30 dev eth2\n"
+	    "sudo ip link set eth2 up\n"
+	    "sudo ip route replace 192.168.0.1/32 dev eth2\n", "ip commands, no bridge");
+	free(t);
+	t = cmds_text(&p->hosts[1].restore);
+	is_str(t, "sudo ip route del 192.168.0.1/32 dev eth2  # may fail\n"
+	    "sudo ip addr del 192.168.0.2/30 dev eth2  # may fail\n", "Linux restore");
+	free(t);
+	plan_free(p);
+	inv_iface(&h[1], "eth2", "192.168.0.2", 30);
+	ok(plan_build(g, &p, &err) == 0 && p->hosts[1].applied && !p->hosts[0].applied,
+	    "Linux: applied detection per host");
+	plan_free(p);
+	graph_free(g);
+
+	free(h[1].ports[0].iface);
+	h[1].ports[0].iface = xstrdup("eth2;reboot");
+	graph_build(h, 2, &g, &err);
+	ok(plan_build(g, &p, &err) < 0 && p == NULL, "unsafe interface name refused");
+	is_str(err.msg, "mac2: interface name 'eth2;reboot' is not usable in a command", "message");
+	graph_free(g);
+	inv_free(h, 2);
+}
+
+static void
+test_wrap(void)
+{
+	struct jc_host *h = inv_new(2, NULL);
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	char ip[16];
+
+	for (int k = 0; k < 70; k++) {
+		char *a = xasprintf("en%03d", k);
+
+		inv_cable(&h[0], a, &h[1], a, 80);
+		free(a);
+	}
+	graph_build(h, 2, &g, &err);
+	ok(plan_build(g, &p, &err) == 0, "70 cables planned");
+	is_str(p->cable_ip[63][0], "192.168.0.253", "cable 63: last of 192.168.0");
+	is_str(p->cable_ip[63][1], "192.168.0.254", "cable 63: its peer");
+	is_str(p->cable_ip[64][0], "192.168.1.1", "cable 64 wraps to 192.168.1.1");
+	is_str(p->cable_ip[69][1], "192.168.1.22", "cable 69");
+	plan_free(p);
+	graph_free(g);
+	inv_free(h, 2);
+
+	ok(plan_cable_ip(16383, 1, ip) == 0, "last cable");
+	is_str(ip, "192.168.255.254", "its address");
+	ok(plan_cable_ip(16384, 0, ip) == -ERANGE, "no address beyond");
+
+	/* 16384 cables between two hosts: mlx runs out of addresses. */
+	h = inv_new(2, NULL);
+	for (int s = 0; s < 2; s++) {
+		h[s].ports = xcalloc(16384, sizeof(*h[s].ports));
+		h[s].nports = 16384;
+		for (size_t k = 0; k < 16384; k++) {
+			h[s].ports[k].iface = xasprintf("en%zu", k);
+			h[s].ports[k].id = xasprintf("%d-%zu", s, k);
+			h[s].ports[k].peer_id = xasprintf("%d-%zu", !s, k);
+		}
+	}
+	ok(graph_build(h, 2, &g, &err) == 0 && g->ncables == 16384, "16384 cables");
+	ok(plan_build(g, &p, &err) < 0 && p == NULL, "plan fails");
+	ok(strncmp(err.msg, "Ran out of available local IPs", 30) == 0, "mlx's message");
+	graph_free(g);
+	inv_free(h, 2);
+}
+
+int
+main(void)
+{
+	(void)plan;
+	(void)skip_all;
+	(void)is_int;
+	test_appendix();
+	test_bridge_restore_applied();
+	test_linux();
+	test_wrap();
+	return done_testing();
+}
