@@ -93,7 +93,7 @@ is "$(lv_leftovers 'sleep 300')" "" "a failing rank: the other ranks were stoppe
 (
 	for i in $(seq 1 100); do
 		p=$(ip netns pids "$(sim_ns lx2)" | while read -r p; do
-			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'sleep 301' && echo "$p"; done)
+			{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q 'sleep 301' && echo "$p"; done)
 		[ -n "$p" ] && { kill -9 $p; break; }
 		sleep 0.1
 	done

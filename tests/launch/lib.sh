@@ -56,7 +56,8 @@ PY
 
 # lv_hostfile FILE BACKEND [RING]: write the hostfile of the current cluster
 # (hosts in topology order, or in the order given by RING, a comma list):
-# ssh name, management IP, rdma matrix from the cables (rdma_<if>).
+# ssh name, management IP, rdma matrix from the cables (rdma_<if>; for
+# jaccl-ring only the cells of ring neighbours).
 lv_hostfile() {
 	python3 - "$SIM_DIR/cluster.json" "$SIM_DIR/hosts.tsv" "$2" "${3:-}" > "$1" <<'PY'
 import json, sys
@@ -77,6 +78,8 @@ for cb in c["cables"]:
     for (r, p, d) in ((i, j, cb["a_if"]), (j, i, cb["b_if"])):
         v = "rdma_" + d
         m[r][p] = v if m[r][p] is None else (m[r][p] if isinstance(m[r][p], list) else [m[r][p]]) + [v]
+if sys.argv[3] == "jaccl-ring":
+    m = [[m[i][j] if j in ((i + 1) % n, (i - 1) % n) else None for j in range(n)] for i in range(n)]
 hf = {"backend": sys.argv[3], "envs": [],
       "hosts": [{"ssh": h, "ips": [ips[h]], "rdma": m[k]} for k, h in enumerate(names)]}
 json.dump(hf, sys.stdout, indent=4)
