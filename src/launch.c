@@ -413,12 +413,6 @@ on_data(void *arg, int fd, const char *data, size_t len)
 	}
 }
 
-static void
-on_tick(void *arg)
-{
-	(void)arg;
-}
-
 /* threads */
 
 static void *
@@ -462,7 +456,7 @@ rank_thread(void *arg)
 {
 	struct rank *k = arg;
 	struct launch *l = k->l;
-	struct tr_stream_cbs cbs = { on_data, on_tick };
+	struct tr_stream_cbs cbs = { on_data, NULL };
 	struct tr_stream *st = NULL;
 	double t0 = jc_now();
 	char *sig = NULL;
@@ -474,6 +468,8 @@ rank_thread(void *arg)
 	if (r == 0) {
 		k->st = st;
 		k->res.state = LAUNCH_RUNNING;
+		if (!l->o->keep_stdin)
+			tr_stream_close_stdin(st);
 		if (l->stopping)
 			tr_stream_stop(st);
 	}

@@ -62,6 +62,7 @@ struct launch_opts {
 	const char *cwd;	/* cd there when it exists on the host (NULL: none) */
 	double timeout;		/* bound on the whole run, seconds (<= 0: none) */
 	volatile sig_atomic_t *interrupted;	/* polled every 50 ms (may be NULL) */
+	bool keep_stdin;	/* else the ranks' standard input is closed at once */
 	/*
 	 * Output of rank r, called from the rank's thread but never two at a
 	 * time. line: one whole line of fd 1 or 2 (the last piece of a stream

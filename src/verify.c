@@ -414,9 +414,10 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 		strv_push(&argv, "--side-channel");
 		strv_push(&argv, sc ? sc : o->side_channel);
 	}
-	if (o->min_bw) {
+	if (o->min_bw || (o->fabric && strcmp(o->fabric, "verbs") == 0)) {
+		/* RDMA over Thunderbolt 5 moves well over 50 Gb/s per cable */
 		strv_push(&argv, "--min-bw");
-		strv_push(&argv, o->min_bw);
+		strv_push(&argv, o->min_bw ? o->min_bw : VERIFY_RDMA_FLOOR);
 	}
 	if (o->timeout > 0) {
 		strv_push_owned(&argv, xasprintf("--timeout=%g", o->timeout));
@@ -438,6 +439,7 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	lo.interrupted = o->interrupted;
 	lo.line = line_cb;
 	lo.raw = V.relay ? raw_cb : NULL;
+	lo.keep_stdin = V.relay;
 	lo.ended = ended_cb;
 	lo.arg = &V;
 	rc = launch_prepare(hf, &lo, &V.l, &warn, err);

@@ -19,12 +19,15 @@
 #include "jc.h"
 #include "transport.h"
 
+/* The default floor of a link with --fabric verbs (RDMA over Thunderbolt 5). */
+#define VERIFY_RDMA_FLOOR "50Gb/s"
+
 struct verify_opts {
 	struct tr_opts tr;
 	const char *remote_bin;	/* jaccl-config on the hosts */
 	const char *fabric;	/* NULL: verify-rank's default */
 	const char *side_channel;	/* NULL: tcp; "ssh": relayed; "file": a new local folder */
-	const char *min_bw;	/* passed through, NULL: none */
+	const char *min_bw;	/* passed through; NULL: VERIFY_RDMA_FLOOR for verbs, else none */
 	double timeout;		/* verify-rank's bound on any wait */
 	long starting_port;
 	char **envs;		/* --env entries */

@@ -79,6 +79,12 @@ is "$(sort "$t/out" | tr '\n' ' ')" "[0] out 0 [1] out 1 [2] out 2 [3] out 3 " \
 is "$(grep '^\[' "$t/err" | sort | tr '\n' ' ')" "[0] err 0 [1] err 1 [2] err 2 [3] err 3 " \
     "each line of standard error carries its rank"
 
+# the ranks' standard input is at its end: a command reading it does not wait
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- sh -c 'cat; echo "eof $MLX_RANK"' \
+    </dev/zero >"$t/out" 2>"$t/err"
+is "$?:$(sort "$t/out" | tr '\n' ' ')" "0:[0] eof 0 [1] eof 1 [2] eof 2 [3] eof 3 " \
+    "standard input: every rank reads its end at once"
+
 # one rank fails: the others (sleeping) are stopped, the failure is named
 jc launch --hostfile "$t/ring.json" -F "$CFG" -- \
     sh -c 'if [ "$MLX_RANK" = 2 ]; then sleep 0.5; exit 3; fi; exec sleep 300' \
