@@ -371,10 +371,30 @@ flush_lines(struct rank *k)
 	}
 }
 
+bool
+launch_find_mark(const char *buf, size_t len, size_t *start, size_t *end, char **dir)
+{
+	size_t ml = strlen(LAUNCH_MARK);
+	const char *m = len ? memmem(buf, len, LAUNCH_MARK, ml) : NULL;
+	const char *nl;
+
+	*dir = NULL;
+	if (m == NULL)
+		return false;
+	nl = memchr(m, '\n', len - (size_t)(m - buf));
+	if (nl == NULL)
+		return false;
+	*start = (size_t)(m - buf);
+	*end = (size_t)(nl + 1 - buf);
+	*dir = xstrndup(m + ml, (size_t)(nl - m) - ml);
+	return true;
+}
+
 static int
 on_data(void *arg, int fd, const char *data, size_t len)
 {
 	struct rank *k = arg;
+	size_t start, end;
 
 	if (fd != 1 || k->marked) {
 		lines(k, fd, data, len);
@@ -382,35 +402,21 @@ on_data(void *arg, int fd, const char *data, size_t len)
 	}
 	/* look for the mark line; what comes before it is ordinary output */
 	buf_append(&k->pre, data, len);
-	for (;;) {
-		char *m = k->pre.len ? memmem(k->pre.data, k->pre.len, LAUNCH_MARK,
-		    strlen(LAUNCH_MARK)) : NULL;
-		char *nl;
-		size_t before, after;
-
-		if (m == NULL) {
-			if (k->pre.len > LAUNCH_LINE_MAX) {
-				k->marked = true;
-				lines(k, 1, k->pre.data, k->pre.len);
-				buf_free(&k->pre);
-			}
-			return 0;
+	if (!launch_find_mark(k->pre.data, k->pre.len, &start, &end, &k->dir)) {
+		if (k->pre.len > LAUNCH_LINE_MAX) {
+			k->marked = true;
+			lines(k, 1, k->pre.data, k->pre.len);
+			buf_free(&k->pre);
 		}
-		nl = memchr(m, '\n', k->pre.len - (size_t)(m - k->pre.data));
-		if (nl == NULL)
-			return 0;
-		before = (size_t)(m - k->pre.data);
-		after = k->pre.len - (size_t)(nl + 1 - k->pre.data);
-		k->dir = xstrndup(m + strlen(LAUNCH_MARK),
-		    (size_t)(nl - m) - strlen(LAUNCH_MARK));
-		k->marked = true;
-		if (before > 0)
-			lines(k, 1, k->pre.data, before);
-		if (after > 0)
-			lines(k, 1, nl + 1, after);
-		buf_free(&k->pre);
 		return 0;
 	}
+	k->marked = true;
+	if (start > 0)
+		lines(k, 1, k->pre.data, start);
+	if (end < k->pre.len)
+		lines(k, 1, k->pre.data + end, k->pre.len - end);
+	buf_free(&k->pre);
+	return 0;
 }
 
 /* threads */

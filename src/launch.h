@@ -104,6 +104,15 @@ char *launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 char *launch_cleanup_script(const char *dir);
 
 /*
+ * Find the mark line in the first len bytes of a rank's standard output
+ * (what the remote shell printed so far). Returns true when a whole line
+ * LAUNCH_MARK DIR newline is there: *start is its offset, *end one past
+ * its newline, and *dir a new string (the folder, not yet validated: see
+ * launch_cleanup_script()). Returns false otherwise, *dir NULL.
+ */
+bool launch_find_mark(const char *buf, size_t len, size_t *start, size_t *end, char **dir);
+
+/*
  * Prepare a launch of o->argv on every host of hf: compute the
  * environments (warnings as launch_env_compute()), check the ssh targets,
  * build the scripts. Returns 0 with *out set (release with launch_free()),

@@ -56,7 +56,7 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
-	plan(12);
+	plan(15);
 	s = launch_script(&e, argv, 6, "/", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
@@ -102,5 +102,20 @@ main(void)
 	free(cl);
 	free(dir);
 	buf_free(&want);
+
+	/* the mark line, with output around it and cut in pieces */
+	{
+		static const char text[] = "banner\n\036JCL /tmp/jaccl-launch.Q\nrest";
+		size_t st, en;
+		char *d = NULL;
+
+		ok(!launch_find_mark(text, 20, &st, &en, &d) && d == NULL,
+		    "mark: half a line is not enough");
+		ok(launch_find_mark(text, sizeof(text) - 1, &st, &en, &d) && st == 7 &&
+		    en == sizeof(text) - 5 && d != NULL && strcmp(d, "/tmp/jaccl-launch.Q") == 0,
+		    "mark: found after a banner, the folder read");
+		free(d);
+		ok(!launch_find_mark("no mark\n", 8, &st, &en, &d), "mark: none in plain output");
+	}
 	return done_testing();
 }
