@@ -32,8 +32,7 @@ compare() {
 	jc launch --hostfile "$hf" -F "$CFG" "$@" -- python3 -c "$PRINTENV" \
 	    >"$t/out" 2>"$t/err"
 	local st=$?
-	is "$st" 0 "$name: every rank exits 0"
-	[ "$st" = 0 ] || diag "$(cat "$t/err")"
+	isd "$st" 0 "$name: every rank exits 0" "$t/err"
 	python3 "$top_srcdir/tests/launch/mlx_env.py" "$hf" "$t/out" "$@" >"$t/diff"
 	ok $? "$name: every variable of every rank as mlx.launch sets it"
 	[ -s "$t/diff" ] && diag "$(head -20 "$t/diff")"
@@ -92,7 +91,7 @@ jc launch --hostfile "$t/ring.json" -F "$CFG" -- \
 st=$?
 is "$st" 3 "a failing rank: the launcher exits with its code"
 grep -q 'lx3: warning: Node with rank 2 exited with code 3' "$t/err"
-ok $? "a failing rank: named as mlx.launch names it" || diag "$(cat "$t/err")"
+okd $? "a failing rank: named as mlx.launch names it" "$t/err"
 is "$(lv_leftovers 'sleep 300')" "" "a failing rank: the other ranks were stopped on their hosts"
 
 # a rank killed on its host
@@ -110,7 +109,7 @@ st=$?
 wait "$killer"
 is "$st" 1 "a rank killed on its host: exit 1"
 grep -q 'lx2: warning: Node with rank 1 was killed (SIGKILL)' "$t/err"
-ok $? "a rank killed on its host: named" || diag "$(cat "$t/err")"
+okd $? "a rank killed on its host: named" "$t/err"
 is "$(lv_leftovers 'sleep 301')" "" "a rank killed on its host: the others were stopped"
 
 # an interrupt stops every rank

@@ -96,3 +96,23 @@ lv_leftovers() {
 		done
 	done
 }
+
+# okd STATUS DESCRIPTION FILE...: ok, and when it failed the end of each
+# FILE as diagnostics.
+okd() {
+	_lv_s=$1
+	_lv_d=$2
+	shift 2
+	ok "$_lv_s" "$_lv_d"
+	[ "$_lv_s" = 0 ] || diag "$(tail -n 20 "$@" 2>/dev/null)"
+}
+
+# isd GOT WANT DESCRIPTION FILE...: is, with okd's diagnostics.
+isd() {
+	_lv_g=$1
+	_lv_w=$2
+	_lv_d=$3
+	shift 3
+	is "$_lv_g" "$_lv_w" "$_lv_d"
+	[ "$_lv_g" = "$_lv_w" ] || diag "$(tail -n 20 "$@" 2>/dev/null)"
+}

@@ -52,7 +52,7 @@ no_leftovers() {
 # --- meshes of 2, 3 and 4 hosts, human output then JSON
 lv_hostfile "$t/m2.json" jaccl lx1,lx2
 jv --hostfile "$t/m2.json" $SMALL >"$t/out" 2>"$t/err"
-is "$?" 0 "mesh of 2: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "mesh of 2: exit 0" "$t/err"
 grep -Eq '^  lx1 +- +[0-9.]+$' "$t/out" && grep -Eq '^  lx2 +[0-9.]+ +-$' "$t/out"
 ok $? "mesh of 2: the per-link matrix by host"
 grep -q 'Out of bounds values : 0 OK' "$t/out"; ok $? "mesh of 2: all-reduce results right"
@@ -61,39 +61,39 @@ no_leftovers "mesh of 2"
 
 lv_hostfile "$t/m3.json" jaccl lx1,lx2,lx3
 jv --hostfile "$t/m3.json" $SMALL --json >"$t/out" 2>"$t/err"
-is "$?" 0 "mesh of 3: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "mesh of 3: exit 0" "$t/err"
 check_report "$t/out" 3 mesh 3 tcp; ok $? "mesh of 3: every link both ways, all-reduce right"
 
 lv_hostfile "$t/m4.json" jaccl
 jv --hostfile "$t/m4.json" $SMALL --json >"$t/out" 2>"$t/err"
-is "$?" 0 "mesh of 4: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "mesh of 4: exit 0" "$t/err"
 check_report "$t/out" 4 mesh 6; ok $? "mesh of 4: 6 links, all-reduce right"
 
 # --- rings (jaccl-ring hostfiles, neighbours only)
 lv_hostfile "$t/r3.json" jaccl-ring lx1,lx2,lx3
 jv --hostfile "$t/r3.json" $SMALL --json >"$t/out" 2>"$t/err"
-is "$?" 0 "ring of 3: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "ring of 3: exit 0" "$t/err"
 check_report "$t/out" 3 ring 3; ok $? "ring of 3: every link, all-reduce right"
 
 lv_hostfile "$t/r4.json" jaccl-ring lx1,lx2,lx4,lx3
 jv --hostfile "$t/r4.json" $SMALL --json >"$t/out" 2>"$t/err"
-is "$?" 0 "ring of 4: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "ring of 4: exit 0" "$t/err"
 check_report "$t/out" 4 ring 4; ok $? "ring of 4: every link, all-reduce right"
 no_leftovers "rings"
 
 # --- side channels: ssh (relayed), file (shared folder), a plugin
 jv --hostfile "$t/m2.json" $SMALL --json --side-channel ssh >"$t/out" 2>"$t/err"
-is "$?" 0 "ssh side channel: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "ssh side channel: exit 0" "$t/err"
 check_report "$t/out" 2 mesh 1 ssh; ok $? "ssh side channel: report right"
 jv --hostfile "$t/m2.json" $SMALL --json --side-channel file >"$t/out" 2>"$t/err"
-is "$?" 0 "file side channel: exit 0" || diag "$(tail -5 "$t/err")"
+isd "$?" 0 "file side channel: exit 0" "$t/err"
 check_report "$t/out" 2 mesh 1 file; ok $? "file side channel: report right"
 plugin=$top_builddir/tests/rt/.libs/sidechan-file.so
 if [ -f "$plugin" ]; then
 	mkdir "$t/scdir"
 	jv --hostfile "$t/m2.json" $SMALL --json --side-channel "$plugin=$t/scdir" \
 	    >"$t/out" 2>"$t/err"
-	is "$?" 0 "plugin side channel: exit 0" || diag "$(tail -5 "$t/err")"
+	isd "$?" 0 "plugin side channel: exit 0" "$t/err"
 	check_report "$t/out" 2 mesh 1 "$plugin"; ok $? "plugin side channel: report right"
 else
 	skip "the test plugin is not built ($plugin)"
@@ -104,11 +104,11 @@ no_leftovers "side channels"
 # --- verify-rank from a script that sets nothing but mlx.launch's environment
 python3 -c 'import json, sys; print(json.dumps([h["rdma"] for h in json.load(open(sys.argv[1]))["hosts"]]))' \
     "$t/m2.json" >"$t/devs.json"
-coord=$(sim_host_ip lx1):32323
+coord=$(sim_host_ip lx1):32400
 for r in 0 1; do
 	sim_exec "lx$((r + 1))" env -i PATH="$PATH" JACCL_VERIFY_MB=1 JACCL_VERIFY_MAX_MB=1 \
 	    MLX_RANK=$r MLX_IBV_DEVICES="$t/devs.json" MLX_JACCL_COORDINATOR="$coord" \
-	    timeout 60 "$JACCL_CONFIG" verify-rank --fabric tcp --timeout 10 --json \
+	    timeout 80 "$JACCL_CONFIG" verify-rank --fabric tcp --timeout 20 --json \
 	    >"$t/vr$r.out" 2>"$t/vr$r.err" &
 	eval "vr$r=\$!"
 done
@@ -117,8 +117,9 @@ wait "$vr1"; s1=$?
 [ "$s0" = 0 ] && [ "$s1" = 0 ] &&
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["ok"] and len(r["links"]) == 1' \
     "$t/vr0.out"
-ok $? "verify-rank with only the mlx.launch environment: both ranks pass" ||
-    diag "$(cat "$t/vr0.err" "$t/vr1.err")"
+st=$?
+ok $st "verify-rank with only the mlx.launch environment: both ranks pass"
+[ $st = 0 ] || diag "status $s0 $s1" "$(cat "$t/vr0.err" "$t/vr1.err" | tail -20)"
 
 # --- a rank that never starts: its host's jaccl-config path is wrong
 cat >"$t/remote" <<EOS
@@ -133,7 +134,7 @@ chmod +x "$t/remote"
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m3.json" $SMALL --timeout 3 >"$t/out" 2>"$t/err"
 is "$?" 1 "a rank that never starts: exit 1"
 grep -q '^FAIL: rank 2 (lx3) exited with code 127' "$t/out"
-ok $? "a rank that never starts: named with its host" || diag "$(cat "$t/out" "$t/err")"
+okd $? "a rank that never starts: named with its host" "$t/out" "$t/err"
 no_leftovers "a rank that never starts"
 
 # --- a rank that hangs before joining: the others give up, it is stopped
@@ -168,7 +169,7 @@ st=$?
 wait "$killer"
 is "$st" 1 "a peer killed mid-test: exit 1"
 grep -q '^FAIL: rank 1 (lx2) was killed by SIGKILL' "$t/out"
-ok $? "a peer killed mid-test: named with its host" || diag "$(cat "$t/out" "$t/err" | tail -20)"
+okd $? "a peer killed mid-test: named with its host" "$t/out" "$t/err"
 no_leftovers "a peer killed mid-test"
 
 # --- a cable taken down while it is measured
@@ -188,7 +189,7 @@ wait "$downer"
 is "$st" 1 "a cable down mid-test: exit 1"
 grep -Eq '^link lx1:rdma_eth1 -- lx2:rdma_eth1: down' "$t/out" ||
     grep -Eq 'rdma_eth1.*(down|no data moved)' "$t/out"
-ok $? "a cable down mid-test: that link is named" || diag "$(cat "$t/out" "$t/err" | tail -20)"
+okd $? "a cable down mid-test: that link is named" "$t/out" "$t/err"
 grep -q '^summary: .*FAIL$' "$t/out"; ok $? "a cable down mid-test: summary FAIL"
 no_leftovers "a cable down mid-test"
 ip -n "$(sim_ns lx1)" link set eth1 up
@@ -203,7 +204,7 @@ PY
 jv --hostfile "$t/bad.json" >"$t/out" 2>"$t/err"
 is "$?" 1 "invalid hostfile: exit 1"
 grep -q 'not a valid hostfile' "$t/err" && grep -q 'lx2' "$t/err"
-ok $? "invalid hostfile: its problems are printed" || diag "$(cat "$t/err")"
+okd $? "invalid hostfile: its problems are printed" "$t/err"
 jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1
