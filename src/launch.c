@@ -10,9 +10,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hosts.h"
 #include "launch.h"
@@ -34,6 +36,7 @@ struct rank {
 	struct launch_result res;
 	bool done;		/* under l->mu */
 	bool joinable;
+	char tag[40];		/* names its remote folder */
 	pthread_t th;
 	struct jc_err err;
 };
@@ -77,14 +80,30 @@ key_ok(const char *k)
 	return true;
 }
 
+static bool
+tag_ok(const char *t)
+{
+	if (*t == '\0' || strlen(t) > 64)
+		return false;
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') ||
+		    (*t >= '0' && *t <= '9')))
+			return false;
+	return true;
+}
+
 char *
 launch_script(const struct launch_env *e, char *const *argv, size_t argc,
-    const char *cwd, struct jc_err *err)
+    const char *cwd, const char *tag, struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
 
 	if (argc == 0) {
 		jc_fail(err, -EINVAL, "No script is provided");
+		return NULL;
+	}
+	if (tag != NULL && !tag_ok(tag)) {
+		jc_fail(err, -EINVAL, "invalid folder tag '%s'", tag);
 		return NULL;
 	}
 	for (size_t i = 0; i < e->n; i++) {
@@ -95,8 +114,9 @@ launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 		}
 	}
 	/* the folder holds the pidfile and the file variables */
-	buf_puts(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/jaccl-launch.XXXXXX\") || exit 126; "
-	    "echo $$ >\"$d/pid\"; printf '\\036JCL %s\\n' \"$d\"; ");
+	buf_printf(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/jaccl-launch.%s%sXXXXXX\") || exit 126; "
+	    "echo $$ >\"$d/pid\"; printf '\\036JCL %%s\\n' \"$d\"; ", tag ? tag : "",
+	    tag ? "." : "");
 	if (cwd != NULL) {
 		buf_puts(&b, "if [ -d ");
 		launch_quote(&b, cwd);
@@ -127,26 +147,36 @@ launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 }
 
 char *
-launch_cleanup_script(const char *dir)
+launch_cleanup_script(const char *dir, const char *tag)
 {
 	struct jc_buf b = { 0 };
 	const char *base;
 
-	/* only a folder the script made: .../jaccl-launch.XXXXXX */
-	if (!jc_plain_word(dir) || dir[0] != '/' || strstr(dir, "..") != NULL)
-		return NULL;
-	base = strrchr(dir, '/') + 1;
-	if (strncmp(base, "jaccl-launch.", 13) != 0)
-		return NULL;
-	buf_puts(&b, "d=");
-	launch_quote(&b, dir);
-	buf_puts(&b, "; r=0; pid=$(cat \"$d/pid\" 2>/dev/null); "
+	if (dir != NULL) {
+		/* only a folder the script made: .../jaccl-launch.XXXXXX */
+		if (!jc_plain_word(dir) || dir[0] != '/' || strstr(dir, "..") != NULL)
+			return NULL;
+		base = strrchr(dir, '/') + 1;
+		if (strncmp(base, "jaccl-launch.", 13) != 0)
+			return NULL;
+		buf_puts(&b, "r=0; for d in ");
+		launch_quote(&b, dir);
+	} else {
+		if (tag == NULL || !tag_ok(tag))
+			return NULL;
+		/* the script may not have made its folder yet: give it a second */
+		buf_printf(&b, "for i in 1 2 3 4 5 6 7 8 9 10; do "
+		    "set -- \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*; [ -d \"$1\" ] && break; "
+		    "sleep 0.1; done; r=0; for d in \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*",
+		    tag, tag);
+	}
+	buf_puts(&b, "; do [ -d \"$d\" ] || continue; pid=$(cat \"$d/pid\" 2>/dev/null); "
 	    "case $pid in ''|*[!0-9]*) pid= ;; esac; "
 	    "if [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; then r=1; "
 	    "kill -TERM -\"$pid\" 2>/dev/null || kill -TERM \"$pid\" 2>/dev/null; i=0; "
 	    "while kill -0 \"$pid\" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
 	    "kill -KILL -\"$pid\" 2>/dev/null; kill -KILL \"$pid\" 2>/dev/null; fi; "
-	    "rm -rf \"$d\"; echo $r");
+	    "rm -rf \"$d\"; done; echo $r");
 	return buf_steal(&b);
 }
 
@@ -178,11 +208,33 @@ launch_hostfile_from_list(const char *list, struct jc_hostfile **out, struct jc_
 	return 0;
 }
 
+/* 16 random hex digits (from /dev/urandom, else the clock and the pid). */
+static void
+make_token(char *out, size_t size)
+{
+	unsigned char raw[8];
+	FILE *fp = fopen("/dev/urandom", "rb");
+	bool got = fp != NULL && fread(raw, 1, sizeof(raw), fp) == sizeof(raw);
+
+	if (fp != NULL)
+		fclose(fp);
+	if (!got) {
+		unsigned long long v = (unsigned long long)(jc_now() * 1e6) ^
+		    ((unsigned long long)getpid() << 32);
+
+		for (size_t i = 0; i < sizeof(raw); i++)
+			raw[i] = (unsigned char)(v >> (8 * i));
+	}
+	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
 int
 launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
     struct launch **out, struct jc_strv *warnings, struct jc_err *err)
 {
 	struct launch *l;
+	char token[17];
 	int r;
 
 	*out = NULL;
@@ -210,6 +262,7 @@ launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
 	}
 	l->n = hf->nhosts;
 	l->ranks = xcalloc(l->n, sizeof(*l->ranks));
+	make_token(token, sizeof(token));
 	for (size_t i = 0; i < l->n; i++) {
 		struct rank *k = &l->ranks[i];
 
@@ -217,7 +270,8 @@ launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
 		k->r = i;
 		k->res.status = -1;
 		hosts_parse_target(hf->hosts[i].ssh, &k->target, NULL);
-		k->script = launch_script(&l->envs[i], o->argv, o->argc, o->cwd, err);
+		snprintf(k->tag, sizeof(k->tag), "%sr%zu", token, i);
+		k->script = launch_script(&l->envs[i], o->argv, o->argc, o->cwd, k->tag, err);
 		if (k->script == NULL) {
 			launch_free(l);
 			return -EINVAL;
@@ -443,9 +497,11 @@ cleanup_rank(struct rank *k)
 	struct jc_err err = { 0 };
 	char *cmd;
 
-	if (k->dir == NULL || k->s == NULL)
+	if (k->s == NULL)
 		return;
-	cmd = launch_cleanup_script(k->dir);
+	cmd = launch_cleanup_script(k->dir, k->tag);
+	if (cmd == NULL)
+		cmd = launch_cleanup_script(NULL, k->tag);
 	if (cmd == NULL)
 		return;
 	if (tr_run(k->s, cmd, NULL, 0, LAUNCH_CLEANUP_TIMEOUT, 4096, &res, &err) == 0 &&

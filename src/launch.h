@@ -86,22 +86,25 @@ void launch_quote(struct jc_buf *b, const char *s);
 
 /*
  * The remote script of one rank (a POSIX sh command line): make a
- * temporary folder, write the pidfile there and print LAUNCH_MARK and the
- * folder, cd to cwd if it exists (cwd may be NULL), export the variables
- * of e in order (file variables written into the folder), exec argv.
- * Returns a new string, or NULL with err filled when a key is not
- * [A-Za-z0-9_]+ or argc is 0.
+ * temporary folder (named after tag, letters and digits, when not NULL),
+ * write the pidfile there and print LAUNCH_MARK and the folder, cd to cwd
+ * if it exists (cwd may be NULL), export the variables of e in order (file
+ * variables written into the folder), exec argv. Returns a new string, or
+ * NULL with err filled when a key is not [A-Za-z0-9_]+, the tag is not
+ * alphanumeric or argc is 0.
  */
 char *launch_script(const struct launch_env *e, char *const *argv, size_t argc,
-    const char *cwd, struct jc_err *err);
+    const char *cwd, const char *tag, struct jc_err *err);
 
 /*
  * The command that stops a rank's process (TERM to its process group,
- * KILL after 2 s) and removes its folder dir (from the LAUNCH_MARK line;
- * must be a plain word). Prints "1" when the process was still running,
- * "0" otherwise. Returns a new string, or NULL when dir is not acceptable.
+ * KILL after 2 s) and removes its folder: dir (from the LAUNCH_MARK line;
+ * must be a plain path the script made) or, when dir is NULL, every
+ * folder made with tag (for a rank stopped before its mark line arrived).
+ * Prints "1" when a process was still running, "0" otherwise. Returns a
+ * new string, or NULL when neither is acceptable.
  */
-char *launch_cleanup_script(const char *dir);
+char *launch_cleanup_script(const char *dir, const char *tag);
 
 /*
  * Find the mark line in the first len bytes of a rank's standard output

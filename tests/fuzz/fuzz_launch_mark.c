@@ -24,7 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (launch_find_mark((const char *)data, size, &start, &end, &dir)) {
 		if (start >= end || end > size)
 			abort();
-		cmd = launch_cleanup_script(dir);
+		cmd = launch_cleanup_script(dir, NULL);
 		/* accepted folders are plain words: no quote can reach the shell */
 		if (cmd != NULL && (strchr(dir, '\'') != NULL || strchr(dir, ';') != NULL))
 			abort();

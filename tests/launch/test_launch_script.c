@@ -17,6 +17,8 @@
 #include "../tap.h"
 #include "launch.h"
 
+#define TAG "u1t"
+
 static char *
 run(const char *script)
 {
@@ -56,8 +58,8 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
-	plan(15);
-	s = launch_script(&e, argv, 6, "/", &err);
+	plan(18);
+	s = launch_script(&e, argv, 6, "/", "t0ken", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
 	ok(strncmp(out, LAUNCH_MARK, strlen(LAUNCH_MARK)) == 0, "first line is the mark");
@@ -79,7 +81,7 @@ main(void)
 		    nl2[1 + (nl2 - p)] == '\n', "the pidfile names the command's own process");
 	}
 	ok(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode), "the folder exists after the run");
-	cl = launch_cleanup_script(dir);
+	cl = launch_cleanup_script(dir, NULL);
 	ok(cl != NULL, "cleanup script for %s", dir);
 	free(out);
 	out = run(cl ? cl : "false");
@@ -90,18 +92,44 @@ main(void)
 	free(s);
 
 	vars[0].key = (char *)"BAD-KEY";
-	s = launch_script(&e, argv, 6, NULL, &err);
+	s = launch_script(&e, argv, 6, NULL, NULL, &err);
 	ok(s == NULL && strstr(err.msg, "BAD-KEY") != NULL, "a bad key is refused");
 	is_int(err.code, -EINVAL, "... with -EINVAL");
 	free(s);
-	cl = launch_cleanup_script("/tmp/x; rm -rf /");
+	cl = launch_cleanup_script("/tmp/x; rm -rf /", NULL);
 	ok(cl == NULL, "a folder with shell syntax is refused");
 	free(cl);
-	cl = launch_cleanup_script("/etc");
+	cl = launch_cleanup_script("/etc", NULL);
 	ok(cl == NULL, "a folder the script did not make is refused");
 	free(cl);
 	free(dir);
 	buf_free(&want);
+
+	/* a rank stopped before its mark arrived is found by its tag */
+	{
+		char *sleeper[] = { (char *)"sleep", (char *)"30" };
+		struct launch_env none = { NULL, 0 };
+		char *sc = launch_script(&none, sleeper, 2, NULL, TAG, &err);
+		char *kill = launch_cleanup_script(NULL, TAG), *bg;
+		struct jc_buf cmd = { 0 };
+
+		/* a shell of its own, as sshd gives it, so that $$ is the command */
+		buf_puts(&cmd, "sh -c ");
+		launch_quote(&cmd, sc ? sc : "false");
+		buf_puts(&cmd, " >/dev/null 2>&1 &");
+		bg = buf_steal(&cmd);
+		free(run(bg));
+		out = run(kill ? kill : "false");
+		is_str(out, "1\n", "cleanup by tag: the running command was killed");
+		free(out);
+		out = run(kill ? kill : "false");
+		is_str(out, "0\n", "cleanup by tag: nothing left afterwards");
+		free(out);
+		free(bg);
+		free(sc);
+		free(kill);
+		ok(launch_cleanup_script(NULL, "bad tag") == NULL, "cleanup: a bad tag is refused");
+	}
 
 	/* the mark line, with output around it and cut in pieces */
 	{
