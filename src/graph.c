@@ -263,6 +263,10 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 	g->count = xcalloc(n > 0 ? n * n : 1, sizeof(*g->count));
 	g->rcount = xcalloc(n > 0 ? n * n : 1, sizeof(*g->rcount));
 	assigned = xcalloc(n ? n : 1, sizeof(*assigned));
+	for (size_t i = 0; i < n; i++)
+		nents += hosts[i].nports;
+	ents = xcalloc(nents ? nents : 1, sizeof(*ents));
+	nents = 0;
 
 	/* Each host's ports sorted by interface name as text, and the id index. */
 	for (size_t i = 0; i < n; i++) {
@@ -273,7 +277,6 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			sp[p].iface = h->ports[p].iface;
 			sp[p].idx = p;
 			if (h->ports[p].id != NULL) {
-				ents = xreallocarray(ents, nents + 1, sizeof(*ents));
 				ents[nents].id = h->ports[p].id;
 				ents[nents].host = i;
 				ents[nents].port = p;
@@ -281,6 +284,11 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			}
 		}
 		qsort(sp, h->nports, sizeof(*sp), sort_port_cmp);
+		for (size_t p = 1; p < h->nports && r == 0; p++)
+			if (sp[p].iface != NULL && sp[p - 1].iface != NULL &&
+			    strcmp(sp[p].iface, sp[p - 1].iface) == 0)
+				r = jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report interface %s",
+				    h->name, sp[p].iface);
 		g->order[i] = xcalloc(h->nports ? h->nports : 1, sizeof(size_t));
 		for (size_t p = 0; p < h->nports; p++)
 			g->order[i][p] = sp[p].idx;
@@ -288,6 +296,8 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 		assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
 		free(sp);
 	}
+	if (r != 0)
+		goto out;
 	if (nents > 0)
 		qsort(ents, nents, sizeof(*ents), id_ent_cmp);
 	for (size_t k = 1; k < nents; k++) {
@@ -1081,13 +1091,20 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			strv_push_owned(&c->warnings, xasprintf(
 			    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
 			    n, GRAPH_MESH_MAX));
-		if (rmesh && n <= GRAPH_MESH_MAX)
+		if (rmesh && n <= GRAPH_MESH_MAX) {
 			choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
-		else if (rrr == GRAPH_RING_FOUND)
+		} else if (rrr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
-		else if (rr == GRAPH_RING_FOUND)
+			/* Cabled as a mesh, but RDMA cannot use some pair: say which. */
+			if (mesh && !rmesh && !graph_is_mesh(g, true, &mi, &mj)) {
+				buf_puts(&b, "not a JACCL mesh: ");
+				mesh_missing_text(&b, g, true, mi, mj);
+				strv_push_owned(&c->warnings, buf_steal(&b));
+			}
+		}
+		else if (rr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_RING, ring, n, width, false);
-		else {
+		} else {
 			struct jc_strv lines = { 0 };
 			char **reasons = xcalloc(n ? n : 1, sizeof(*reasons));
 

@@ -52,9 +52,9 @@ wait_up() { # wait_up NS IFACE
 wait_up "$a" en2 && wait_up "$b" en2 && wait_up "$a" en0 && wait_up "$b" en0
 ok $? "cable and management links have carrier"
 
-ip netns exec "$a" "$pp" -a 10.233.0.5 -n ${PP_ITERS:-10} -w "$t" > "$t/server" 2>&1 &
+ip netns exec "$a" env SOFTVERBS_DEBUG=1 "$pp" -a 10.233.0.5 -n ${PP_ITERS:-10} -w "$t" > "$t/server" 2>&1 &
 spid=$!
-ip netns exec "$b" "$pp" -c -a 10.233.0.5 -n ${PP_ITERS:-10} -w "$t" > "$t/client" 2>&1 &
+ip netns exec "$b" env SOFTVERBS_DEBUG=1 "$pp" -c -a 10.233.0.5 -n ${PP_ITERS:-10} -w "$t" > "$t/client" 2>&1 &
 cpid=$!
 
 # wait_files NAME: until both ends created NAME.server and NAME.client
@@ -87,6 +87,14 @@ spid=
 cpid=
 ok $sst "server exits 0"
 ok $cst "client exits 0"
+if [ $sst -ne 0 ] || [ $cst -ne 0 ]; then
+	# where datagrams went missing, if the kernel counted them
+	for n in "$a" "$b"; do
+		diag "$n: $(ip netns exec "$n" sh -c 'grep "^Udp:" /proc/net/snmp | tail -1')"
+		diag "$(ip -n "$n" -s link show en2)"
+	done
+	grep -h 'softverbs:' "$t/server" "$t/client" | tail -20 | while read -r l; do diag "$l"; done
+fi
 
 size=1024
 while [ $size -le 524288 ]; do

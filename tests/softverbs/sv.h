@@ -135,6 +135,8 @@ struct sv_qp {
 	int			sq_used;	/* posted, not yet retired */
 	int			sq_unsignaled;	/* since the last signaled one */
 	uint32_t		msn;		/* next message sequence number */
+	int64_t			link_checked;	/* CLOCK_MONOTONIC ns */
+	int			link_ok;
 	/* receive queue: ring of max_recv_wr entries */
 	struct sv_rwr		*rq;
 	int			rq_head;
