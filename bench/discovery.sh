@@ -75,6 +75,17 @@ mlx_way() { # as mlx.distributed_config (see the mlx contract, remote commands)
 	done
 }
 
+calls() { # remote commands the fake macOS tools have run so far, all hosts
+	cat "$SIM_DIR"/hosts/*/calls.log 2>/dev/null | wc -l
+}
+
+per_host() { # per_host FUNCTION: fake commands one run of FUNCTION costs a host
+	c0=$(calls)
+	"$1" >/dev/null || return 1
+	c1=$(calls)
+	echo $(( (c1 - c0) / n ))
+}
+
 timeit() { # timeit FUNCTION: median wall time of RUNS runs, in seconds
 	ts=
 	for r in $(seq 1 "$RUNS"); do
@@ -86,7 +97,7 @@ timeit() { # timeit FUNCTION: median wall time of RUNS runs, in seconds
 	echo "$ts" | median
 }
 
-echo "# discovery wall time, median of $RUNS runs (seconds); $(nproc) CPUs"
+echo "# discovery wall time, median of $RUNS runs (seconds); $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null)"
 printf '%6s %14s %14s %10s\n' hosts jaccl-config mlx-way speedup
 first=
 for n in $sizes; do
@@ -95,6 +106,7 @@ for n in $sizes; do
 	hosts=$(sim_hosts)
 	cfg=$(sim_ssh_config)
 	ours >/dev/null || exit 1	# warm up (page cache, sshd)
+	[ -n "${c_ours:-}" ] || { c_ours=$(per_host ours); c_mlx=$(per_host mlx_way); }
 	a=$(timeit ours) || exit 1
 	b=$(timeit mlx_way) || exit 1
 	[ -n "$first" ] || first=$a
@@ -103,5 +115,7 @@ for n in $sizes; do
 	eval "t_$n=$a"
 	sim_down
 done
+echo "# fake macOS commands run per host: jaccl-config $c_ours, mlx-way $c_mlx (each is a"
+echo "# python process here; all hosts share this machine's CPUs, real Macs do not)"
 printf '# jaccl-config: largest / smallest cluster time: %s\n' \
     "$(python3 -c 'import sys; print(f"{float(sys.argv[2]) / float(sys.argv[1]):.2f}")' "$first" "$a")"

@@ -1,12 +1,169 @@
 /* SPDX-License-Identifier: MIT */
-/* The launch command. */
+/*
+ * The launch command: mlx.launch for the ring, jaccl and jaccl-ring
+ * backends. Reads the hostfile (or --hosts), starts the command on every
+ * host with mlx.launch's environment, prints every rank's output prefixed
+ * by its rank, stops the others when one fails and exits with the status
+ * of the rank that failed first.
+ */
 #include "config.h"
 
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmd.h"
+#include "hostfile.h"
+#include "launch.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+/* Catch SIGINT and SIGTERM into *flag's variable (the launcher polls it). */
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static void
+line_cb(void *arg, size_t rank, int fd, const char *data, size_t len)
+{
+	FILE *fp = fd == 2 ? stderr : stdout;
+	bool nl = len > 0 && data[len - 1] == '\n';
+
+	(void)arg;
+	fprintf(fp, "[%zu] %.*s%s", rank, (int)len, data, nl ? "" : "\n");
+	fflush(fp);
+}
+
+static void
+ended_cb(void *arg, size_t rank, const struct launch_result *res)
+{
+	struct launch *l = *(struct launch **)arg;
+	const char *host = launch_host(l, rank);
+
+	fflush(stdout);
+	switch (res->state) {
+	case LAUNCH_EXITED:
+		if (res->status == 0)
+			jc_info(host, "Node with rank %zu completed", rank);
+		else
+			jc_warn(host, "Node with rank %zu exited with code %d", rank,
+			    res->status);
+		break;
+	case LAUNCH_KILLED:
+		jc_warn(host, "Node with rank %zu was killed (SIG%s)", rank, res->signal);
+		break;
+	case LAUNCH_STOPPED:
+		jc_info(host, "Node with rank %zu was stopped", rank);
+		break;
+	case LAUNCH_NOSTART:
+	case LAUNCH_LOST:
+		jc_error(NULL, "%s", res->error);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The hostfile of --hostfile or --hosts; exit status on failure, else 0. */
+static int
+hostfile_of(struct jc_opts *o, struct jc_hostfile **hf)
+{
+	struct jc_err err = { 0 };
+
+	*hf = NULL;
+	if (o->hostfile != NULL) {
+		if (hostfile_read_mlx(o->hostfile, hf, &err) < 0)
+			return cli_usage_error(o->cmd, "%s", err.msg);
+	} else if (launch_hostfile_from_list(o->hosts, hf, &err) < 0) {
+		return cli_usage_error(o->cmd, "%s", err.msg);
+	}
+	return 0;
+}
 
 int
 cmd_launch(struct jc_opts *o)
 {
-	jc_error(NULL, "launch: not implemented yet");
-	return JC_EXIT_FAIL;
+	struct jc_hostfile *hf = NULL;
+	struct launch *l = NULL;
+	struct launch_opts lo;
+	struct jc_strv warn = { 0 };
+	struct jc_err err = { 0 };
+	char cwd[4096];
+	long first;
+	int rc;
+
+	if (o->argc == 0)
+		return cli_usage_error(o->cmd, "No script is provided");
+	if ((rc = hostfile_of(o, &hf)) != 0)
+		return rc;
+	memset(&lo, 0, sizeof(lo));
+	lo.tr.ssh_config = o->ssh_config;
+	lo.tr.accept_new = o->accept_new;
+	lo.tr.connect_timeout = o->connect_timeout;
+	lo.env.backend = o->backend;
+	lo.env.envs = o->envs.v;
+	lo.env.nenvs = o->envs.n;
+	lo.env.starting_port = o->starting_port;
+	lo.env.connections_per_ip = o->connections_per_ip;
+	lo.env.verbose = o->verbose > 0;
+	lo.argv = o->argv;
+	lo.argc = (size_t)o->argc;
+	lo.cwd = getcwd(cwd, sizeof(cwd));
+	lo.interrupted = &interrupted;
+	lo.line = line_cb;
+	lo.ended = ended_cb;
+	lo.arg = &l;
+	rc = launch_prepare(hf, &lo, &l, &warn, &err);
+	for (size_t i = 0; i < warn.n; i++)
+		jc_warn(NULL, "%s", warn.v[i]);
+	strv_free(&warn);
+	if (rc < 0) {
+		jc_hostfile_free(hf);
+		return cli_usage_error(o->cmd, "%s", err.msg);
+	}
+	if (tr_global_init() != 0) {
+		jc_error(NULL, "cannot initialise libssh");
+		launch_free(l);
+		jc_hostfile_free(hf);
+		return JC_EXIT_FAIL;
+	}
+	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", o->argv[0],
+	    launch_nranks(l), launch_backend(l));
+	catch_signals();
+	rc = launch_run(l, &err);
+	if (rc == 0) {
+		rc = JC_EXIT_OK;
+	} else if (launch_stop_reason(l, &first) == LAUNCH_STOP_INTERRUPT) {
+		jc_error(NULL, "%s", err.msg);
+		rc = 128 + (int)interrupted;
+	} else {
+		const struct launch_result *res = first >= 0 ? launch_result(l, (size_t)first) : NULL;
+
+		jc_error(NULL, "%s", err.msg);
+		rc = res != NULL && res->state == LAUNCH_EXITED && res->status > 0 &&
+		    res->status < 256 ? res->status : JC_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < launch_nranks(l); i++)
+		if (launch_result(l, i)->killed_left)
+			jc_info(launch_host(l, i), "rank %zu was still running and was killed", i);
+	launch_free(l);
+	jc_hostfile_free(hf);
+	tr_global_cleanup();
+	return rc;
 }

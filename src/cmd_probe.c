@@ -70,23 +70,6 @@ tri(int v, const char *yes, const char *no)
 }
 
 static const char *
-port_state(enum jc_port_state s)
-{
-	switch (s) {
-	case JC_PORT_DOWN:
-		return "PORT_DOWN";
-	case JC_PORT_INIT:
-		return "PORT_INIT";
-	case JC_PORT_ARMED:
-		return "PORT_ARMED";
-	case JC_PORT_ACTIVE:
-		return "PORT_ACTIVE";
-	default:
-		return "unknown";
-	}
-}
-
-static const char *
 os_name(enum jc_os os)
 {
 	return os == JC_OS_MACOS ? "macOS" : os == JC_OS_LINUX ? "Linux" : "unknown OS";
@@ -168,7 +151,7 @@ print_host(const struct jc_host *hosts, size_t n, const struct jc_host *h)
 		printf("  rdma devices:\n");
 	for (size_t i = 0; i < h->nrdma; i++)
 		printf("    %-12s %-8s %s\n", h->rdma[i].name,
-		    h->rdma[i].netdev ? h->rdma[i].netdev : "?", port_state(h->rdma[i].state));
+		    h->rdma[i].netdev ? h->rdma[i].netdev : "?", jc_port_state_name(h->rdma[i].state));
 	for (size_t i = 0; i < h->nnotes; i++)
 		printf("  note: %s\n", h->notes[i]);
 }
@@ -266,7 +249,12 @@ cmd_probe(struct jc_opts *o)
 	if (o->verbose)
 		po.log = log_cb;
 	if (o->from == NULL) {
-		jc_info(NULL, "Checking for ssh access for %s", o->hosts);
+		struct jc_buf names = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			buf_printf(&names, "%s%s", i ? ", " : "", hosts[i].target);
+		jc_info(NULL, "Checking for ssh access for %s", names.data);
+		buf_free(&names);
 		if (tr_global_init() != 0) {
 			jc_error(NULL, "cannot initialise libssh");
 			rc = JC_EXIT_FAIL;
@@ -326,6 +314,11 @@ cmd_probe(struct jc_opts *o)
 	free(hosts);
 	hosts = kept;
 	n = nkept;
+	if (n == 0) {
+		jc_error(NULL, "no reachable host left to probe");
+		rc = JC_EXIT_FAIL;
+		goto out;
+	}
 
 	for (size_t i = 0; i < n; i++)
 		if (hosts[i].error != NULL) {

@@ -1,12 +1,141 @@
 /* SPDX-License-Identifier: MIT */
-/* The verify command. */
+/*
+ * The verify command: check the hostfile, start verify-rank on every host
+ * with the environment mlx.launch gives a JACCL job, and print rank 0's
+ * report with every link and failing host named (or the full report as
+ * JSON). Exits 0 when every link is up and fast enough and the results
+ * are right, 1 otherwise.
+ */
 #include "config.h"
 
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
 #include "cmd.h"
+#include "hostfile.h"
+#include "rt_verify.h"
+#include "verify.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void
+line_cb(void *arg, size_t rank, const char *host, int fd, const char *data, size_t len)
+{
+	bool nl = len > 0 && data[len - 1] == '\n';
+
+	(void)arg;
+	(void)fd;
+	(void)host;
+	fflush(stdout);
+	fprintf(stderr, "[%zu] %.*s%s", rank, (int)len, data, nl ? "" : "\n");
+	fflush(stderr);
+}
+
+static bool
+has_matrix(const struct jc_hostfile *hf)
+{
+	for (size_t i = 0; i < hf->nhosts; i++)
+		for (size_t j = 0; j < hf->hosts[i].nrdma; j++)
+			if (hf->hosts[i].rdma[j].n > 0)
+				return true;
+	return false;
+}
 
 int
 cmd_verify(struct jc_opts *o)
 {
-	jc_error(NULL, "verify: not implemented yet");
-	return JC_EXIT_FAIL;
+	struct jc_hostfile *hf = NULL;
+	struct hostfile_diags d = { 0 };
+	struct check_report *cr = NULL;
+	struct verify_opts vo;
+	struct sigaction sa;
+	struct jc_err err = { 0 };
+	json_t *rep = NULL;
+	const char *backend;
+	double bps;
+	int rc = JC_EXIT_FAIL, r;
+
+	if (o->hostfile == NULL)
+		return cli_usage_error(o->cmd, "the following arguments are required: --hostfile");
+	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &bps) < 0)
+		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
+		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
+	if (o->argc > 0)
+		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	hostfile_load(o->hostfile, &hf, &d);
+	if (hf != NULL && d.nerrors == 0 && !has_matrix(hf)) {
+		jc_error(NULL, "%s: the hostfile lists no RDMA devices: verify needs the "
+		    "cable matrix that jaccl-config writes for the jaccl backends", o->hostfile);
+		goto out;
+	}
+	backend = hf != NULL && hf->backend != NULL && strcmp(hf->backend, "jaccl-ring") == 0 ?
+	    "jaccl-ring" : "jaccl";
+	cr = check_hostfile(hf, &d, backend, o->starting_port);
+	for (size_t i = 0; i < cr->nwarnings; i++)
+		jc_warn(NULL, "%s: %s", o->hostfile, cr->warnings[i].msg);
+	if (!cr->valid) {
+		for (size_t i = 0; i < cr->nproblems; i++)
+			jc_error(NULL, "%s: %s", o->hostfile, cr->problems[i].msg);
+		jc_error(NULL, "%s: not a valid hostfile for a verification "
+		    "(see 'jaccl-config check')", o->hostfile);
+		goto out;
+	}
+	memset(&vo, 0, sizeof(vo));
+	vo.tr.ssh_config = o->ssh_config;
+	vo.tr.accept_new = o->accept_new;
+	vo.tr.connect_timeout = o->connect_timeout;
+	vo.remote_bin = getenv("JACCL_CONFIG_REMOTE");
+	if (vo.remote_bin != NULL && *vo.remote_bin == '\0')
+		vo.remote_bin = NULL;
+	vo.fabric = o->fabric;
+	vo.side_channel = o->side_channel;
+	vo.min_bw = o->min_bw;
+	vo.timeout = o->timeout;
+	vo.starting_port = o->starting_port;
+	vo.envs = o->envs.v;
+	vo.nenvs = o->envs.n;
+	vo.verbose = o->verbose > 0;
+	vo.interrupted = &interrupted;
+	vo.line = line_cb;
+	if (tr_global_init() != 0) {
+		jc_error(NULL, "cannot initialise libssh");
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	r = verify_run(hf, &vo, &rep, &err);
+	if (r < 0) {
+		jc_error(NULL, "%s", err.msg);
+	} else {
+		if (o->json) {
+			json_dumpf(rep, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+		} else {
+			verify_print(stdout, rep);
+		}
+		rc = r == 0 ? JC_EXIT_OK : JC_EXIT_FAIL;
+		if (interrupted)
+			rc = 128 + (int)interrupted;
+	}
+	tr_global_cleanup();
+out:
+	if (fflush(stdout) != 0)
+		rc = JC_EXIT_FAIL;
+	json_decref(rep);
+	check_report_free(cr);
+	jc_hostfile_free(hf);
+	hostfile_diags_free(&d);
+	return rc;
 }

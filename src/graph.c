@@ -99,23 +99,6 @@ rdma_dev_for(const struct jc_host *h, const char *iface)
 	return NULL;
 }
 
-static const char *
-state_name(enum jc_port_state s)
-{
-	switch (s) {
-	case JC_PORT_DOWN:
-		return "PORT_DOWN";
-	case JC_PORT_INIT:
-		return "PORT_INIT";
-	case JC_PORT_ARMED:
-		return "PORT_ARMED";
-	case JC_PORT_ACTIVE:
-		return "PORT_ACTIVE";
-	default:
-		return "unknown";
-	}
-}
-
 static void
 end_fill(struct graph_end *e, const struct jc_host *h, size_t host, size_t port)
 {
@@ -170,7 +153,7 @@ cable_rdma(struct graph_cable *c, const struct jc_host *hosts)
 		}
 		if (e->rdma_state != JC_PORT_UNKNOWN && e->rdma_state != JC_PORT_ACTIVE) {
 			c->why_not = xasprintf("%s on %s is %s", e->rdma, h->name,
-			    state_name(e->rdma_state));
+			    jc_port_state_name(e->rdma_state));
 			return;
 		}
 		if (e->rdma_present != JC_YES || e->rdma_state != JC_PORT_ACTIVE)
@@ -263,6 +246,10 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 	g->count = xcalloc(n > 0 ? n * n : 1, sizeof(*g->count));
 	g->rcount = xcalloc(n > 0 ? n * n : 1, sizeof(*g->rcount));
 	assigned = xcalloc(n ? n : 1, sizeof(*assigned));
+	for (size_t i = 0; i < n; i++)
+		nents += hosts[i].nports;
+	ents = xcalloc(nents ? nents : 1, sizeof(*ents));
+	nents = 0;
 
 	/* Each host's ports sorted by interface name as text, and the id index. */
 	for (size_t i = 0; i < n; i++) {
@@ -273,7 +260,6 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			sp[p].iface = h->ports[p].iface;
 			sp[p].idx = p;
 			if (h->ports[p].id != NULL) {
-				ents = xreallocarray(ents, nents + 1, sizeof(*ents));
 				ents[nents].id = h->ports[p].id;
 				ents[nents].host = i;
 				ents[nents].port = p;
@@ -281,6 +267,11 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 			}
 		}
 		qsort(sp, h->nports, sizeof(*sp), sort_port_cmp);
+		for (size_t p = 1; p < h->nports && r == 0; p++)
+			if (sp[p].iface != NULL && sp[p - 1].iface != NULL &&
+			    strcmp(sp[p].iface, sp[p - 1].iface) == 0)
+				r = jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report interface %s",
+				    h->name, sp[p].iface);
 		g->order[i] = xcalloc(h->nports ? h->nports : 1, sizeof(size_t));
 		for (size_t p = 0; p < h->nports; p++)
 			g->order[i][p] = sp[p].idx;
@@ -288,6 +279,8 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 		assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
 		free(sp);
 	}
+	if (r != 0)
+		goto out;
 	if (nents > 0)
 		qsort(ents, nents, sizeof(*ents), id_ent_cmp);
 	for (size_t k = 1; k < nents; k++) {
@@ -1081,13 +1074,20 @@ graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
 			strv_push_owned(&c->warnings, xasprintf(
 			    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
 			    n, GRAPH_MESH_MAX));
-		if (rmesh && n <= GRAPH_MESH_MAX)
+		if (rmesh && n <= GRAPH_MESH_MAX) {
 			choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
-		else if (rrr == GRAPH_RING_FOUND)
+		} else if (rrr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
-		else if (rr == GRAPH_RING_FOUND)
+			/* Cabled as a mesh, but RDMA cannot use some pair: say which. */
+			if (mesh && !rmesh && !graph_is_mesh(g, true, &mi, &mj)) {
+				buf_puts(&b, "not a JACCL mesh: ");
+				mesh_missing_text(&b, g, true, mi, mj);
+				strv_push_owned(&c->warnings, buf_steal(&b));
+			}
+		}
+		else if (rr == GRAPH_RING_FOUND) {
 			choice_set(c, GRAPH_RING, ring, n, width, false);
-		else {
+		} else {
 			struct jc_strv lines = { 0 };
 			char **reasons = xcalloc(n ? n : 1, sizeof(*reasons));
 

@@ -98,7 +98,8 @@ struct graph {
  * Build the graph of hosts[0..n-1] (borrowed: must outlive *out). Returns
  * 0 with *out set (free with graph_free), or a negative value with err
  * filled when two ports claim the same id (e.g. one machine listed twice
- * under two names); *out is then NULL.
+ * under two names) or two ports of a host the same interface; *out is then
+ * NULL.
  */
 int graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc_err *err);
 
@@ -156,7 +157,7 @@ struct graph_choice {
 	size_t *order;		/* rank -> host index (n entries), owned */
 	unsigned width;		/* cables per ring neighbour (rings), 1 for jaccl */
 	bool rdma;		/* RDMA-usable cables only */
-	struct jc_strv warnings;	/* RDMA warnings, mlx wording plus detail */
+	struct jc_strv warnings;	/* why RDMA or a mesh was not used, limits applied */
 };
 
 /* "jaccl", "jaccl-ring", "ring". */

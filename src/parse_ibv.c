@@ -14,19 +14,12 @@
 
 #include "parse_ibv.h"
 
-static const char *const state_names[] = {
-	[JC_PORT_DOWN] = "PORT_DOWN",
-	[JC_PORT_INIT] = "PORT_INIT",
-	[JC_PORT_ARMED] = "PORT_ARMED",
-	[JC_PORT_ACTIVE] = "PORT_ACTIVE",
-};
-
 const char *
 parse_ibv_state_name(enum jc_port_state st)
 {
 	if (st <= JC_PORT_UNKNOWN || st > JC_PORT_ACTIVE)
 		return NULL;
-	return state_names[st];
+	return jc_port_state_name(st);
 }
 
 enum jc_port_state

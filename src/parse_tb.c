@@ -26,13 +26,7 @@
 void
 parse_tb_port_clear(struct jc_port *p)
 {
-	free(p->receptacle);
-	free(p->iface);
-	free(p->id);
-	free(p->link);
-	free(p->peer_id);
-	free(p->peer_model);
-	strv_free_array(p->devices, p->ndevices);
+	jc_port_clear(p);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -30,7 +30,7 @@ plan_cable_ip(size_t k, int end, char out[16])
 
 /* Append a command; the words are copied. The list ends with NULL. */
 static struct plan_cmd *
-cmd_add(struct plan_cmdlist *l, bool may_fail, ...)
+cmd_add(struct plan_cmdlist *l, int may_fail, ...)
 {
 	struct plan_cmd *c;
 	const char *w;
@@ -39,7 +39,7 @@ cmd_add(struct plan_cmdlist *l, bool may_fail, ...)
 	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
 	c = &l->v[l->n++];
 	memset(c, 0, sizeof(*c));
-	c->may_fail = may_fail;
+	c->may_fail = may_fail != 0;
 	va_start(ap, may_fail);
 	while ((w = va_arg(ap, const char *)) != NULL) {
 		c->argv = xreallocarray(c->argv, c->argc + 2, sizeof(char *));
@@ -207,9 +207,14 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 		f = fact_add(ph, PLAN_FACT_ADDRS, ad->iface, NULL);
 		f->known = ifc != NULL;
 		if (ifc != NULL) {
-			for (size_t k = 0; k < ifc->ninet; k++)
-				strv_push_owned(&f->values, xasprintf("%s/%d", ifc->inet[k],
-				    ifc->prefix != NULL ? ifc->prefix[k] : 32));
+			/* Only well-formed addresses can be put back by a command. */
+			for (size_t k = 0; k < ifc->ninet; k++) {
+				int pfx = ifc->prefix != NULL ? ifc->prefix[k] : 32;
+
+				if (ifc->inet[k] != NULL && jc_ipv4_ok(ifc->inet[k]) && pfx >= 0 &&
+				    pfx <= 32)
+					strv_push_owned(&f->values, xasprintf("%s/%d", ifc->inet[k], pfx));
+			}
 			f->up = ifc->up;
 		}
 		if (linux_host)
@@ -454,6 +459,10 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 
 		ph->host = i;
 		ph->os = h->os == JC_OS_LINUX ? JC_OS_LINUX : JC_OS_MACOS;
+		for (size_t j = 0; j < g->n; j++)
+			ph->naddrs += j != i ? graph_count(g, i, j, false) : 0;
+		ph->addrs = xcalloc(ph->naddrs ? ph->naddrs : 1, sizeof(*ph->addrs));
+		ph->naddrs = 0;
 		/* mlx's order: peers by index, then the cables shared with each. */
 		for (size_t j = 0; j < g->n; j++) {
 			unsigned cnt = graph_count(g, i, j, false);
@@ -465,7 +474,6 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 				long c = graph_pair_cable(g, i, j, k, false, &s);
 				struct plan_addr *ad;
 
-				ph->addrs = xreallocarray(ph->addrs, ph->naddrs + 1, sizeof(*ph->addrs));
 				ad = &ph->addrs[ph->naddrs++];
 				ad->cable = (size_t)c;
 				ad->peer = j;

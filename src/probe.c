@@ -70,21 +70,60 @@ probe_script(double command_timeout)
 	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
 	buf_printf(&b, "jc_to=%ld\n", to);
 	/*
-	 * jc_run NAME FUNCTION: frame the function's stdout with its exit
-	 * status; a watchdog sends SIGTERM after jc_to seconds.
+	 * The commands of a host run at once, each into its own file of a
+	 * private temporary folder; when each ends it prints "T D NAME" (for
+	 * the timing log); then the files are printed in order, framed with
+	 * their exit statuses. Without a temporary folder they run one after
+	 * the other, straight into the frames (jc_run).
+	 *
+	 * jc_kill PID: SIGTERM to PID and everything below it, all listed
+	 * first (a command that forked must not keep an output open, nor go
+	 * on once its children are gone). jc_watch PIDS: a watchdog that
+	 * kills them after jc_to seconds; jc_unwatch stops it. jc_start NAME
+	 * FUNCTION: start FUNCTION into $jc_d/NAME (pid in $!). jc_frame NAME
+	 * STATUS: print its frame, once every command has ended (so that no D
+	 * line falls inside a frame).
 	 */
 	buf_puts(&b,
-	    "jc_run() {\n"
-	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
-	    "\t\"$2\" </dev/null &\n"
-	    "\tjc_p=$!\n"
+	    "jc_d=$(mktemp -d \"${TMPDIR:-/tmp}/jc-probe.XXXXXX\" 2>/dev/null) || jc_d=\n"
+	    "if [ -n \"$jc_d\" ]; then\n"
+	    "\ttrap 'rm -rf \"$jc_d\"' EXIT\n"
+	    "\ttrap 'rm -rf \"$jc_d\"; exit 143' HUP INT TERM\n"
+	    "fi\n"
+	    "exec 3>&1\n"
+	    "jc_tree() {\n"
+	    "\techo \"$1\"\n"
+	    "\tfor jc_c in $(pgrep -P \"$1\" 2>/dev/null); do jc_tree \"$jc_c\"; done\n"
+	    "}\n"
+	    "jc_kill() {\n"
+	    "\tkill -TERM $(jc_tree \"$1\") 2>/dev/null\n"
+	    "}\n"
+	    "jc_watch() {\n"
 	    "\t( trap 'kill $jc_sp 2>/dev/null; exit 0' TERM\n"
 	    "\t  sleep \"$jc_to\" </dev/null >/dev/null 2>&1 & jc_sp=$!\n"
-	    "\t  wait $jc_sp && { echo \"$1: timed out after $jc_to s\" >&2;"
-	    " kill -TERM $jc_p 2>/dev/null; } ) </dev/null >/dev/null &\n"
+	    "\t  wait $jc_sp && { echo \"timed out after $jc_to s\" >&2;"
+	    " for jc_q in $1; do jc_kill $jc_q; done; } ) </dev/null >/dev/null 3>&- &\n"
 	    "\tjc_w=$!\n"
-	    "\twait $jc_p; jc_s=$?\n"
+	    "}\n"
+	    "jc_unwatch() {\n"
 	    "\tkill $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
+	    "}\n"
+	    "jc_start() {\n"
+	    "\t( \"$2\" </dev/null >\"$jc_d/$1\" 3>&-; jc_s=$?;"
+	    " printf '%s D %s\\n' \"$T\" \"$1\" >&3; exit $jc_s ) &\n"
+	    "}\n"
+	    "jc_frame() {\n"
+	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
+	    "\tcat \"$jc_d/$1\" 2>/dev/null\n"
+	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$2\"\n"
+	    "}\n"
+	    "jc_run() {\n"
+	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
+	    "\t\"$2\" </dev/null 3>&- &\n"
+	    "\tjc_p=$!\n"
+	    "\tjc_watch $jc_p\n"
+	    "\twait $jc_p; jc_s=$?\n"
+	    "\tjc_unwatch\n"
 	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
 	    "}\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
@@ -95,13 +134,32 @@ probe_script(double command_timeout)
 	    "case $jc_u in\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++) {
 		const struct jc_platform_ops *p = probe_platforms[i];
-		size_t k = 0;
+		const struct jc_probe_cmd *c;
+		size_t k;
 
-		buf_printf(&b, "%s)\n", p->uname);
-		for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++)
+		buf_printf(&b, "%s)\n\tif [ -n \"$jc_d\" ]; then\n", p->uname);
+		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
 			if (strcmp(c->name, "uname.txt") != 0)
-				buf_printf(&b, "\tjc_run %s jc_%zu_%zu\n", c->name, i, k);
-		buf_puts(&b, "\t;;\n");
+				buf_printf(&b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
+				    i, k, k);
+		buf_puts(&b, "\t\tjc_watch \"");
+		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+			if (strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, " $jc_p%zu", k);
+		buf_puts(&b, "\"\n");
+		/* every D line before the first frame: wait for all, then print */
+		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+			if (strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, "\t\twait $jc_p%zu; jc_s%zu=$?\n", k, k);
+		buf_puts(&b, "\t\tjc_unwatch\n");
+		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+			if (strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, "\t\tjc_frame %s $jc_s%zu\n", c->name, k);
+		buf_puts(&b, "\telse\n");
+		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+			if (strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, i, k);
+		buf_puts(&b, "\tfi\n\t;;\n");
 	}
 	buf_puts(&b, "esac\nexit 0\n");
 	return buf_steal(&b);
@@ -297,9 +355,35 @@ arrival(const struct collector *c, size_t off, double t0)
 	return c->ntl ? c->tl[c->ntl - 1].t : t0;
 }
 
+/*
+ * When the "TOKEN D NAME" line of a command run in parallel arrived, or a
+ * negative value when there is none (commands run one after the other).
+ */
+static double
+done_time(const struct collector *c, const char *token, const char *name, double t0)
+{
+	struct jc_buf needle = { 0 };
+	const char *p, *end = c->out.data + c->out.len;
+	double t = -1;
+
+	buf_printf(&needle, "%s D %s\n", token, name);
+	for (p = c->out.data; p != NULL && p < end;) {
+		p = memmem(p, (size_t)(end - p), needle.data, needle.len);
+		if (p == NULL)
+			break;
+		if (p == c->out.data || p[-1] == '\n') {
+			t = arrival(c, (size_t)(p - c->out.data) + needle.len, t0);
+			break;
+		}
+		p++;
+	}
+	buf_free(&needle);
+	return t;
+}
+
 static void
 log_commands(struct shared *sh, size_t i, const struct collector *c, const struct jc_raw *raw,
-    const size_t *ends, size_t nframes, double t0)
+    const char *token, const size_t *ends, size_t nframes, double t0)
 {
 	double prev = t0;
 
@@ -308,7 +392,7 @@ log_commands(struct shared *sh, size_t i, const struct collector *c, const struc
 	pthread_mutex_lock(&sh->mu);
 	for (size_t k = 0; k < nframes && k < raw->n; k++) {
 		const char *sh_text = raw->outs[k].name;
-		double t = arrival(c, ends[k], t0);
+		double t = arrival(c, ends[k], t0), d = done_time(c, token, raw->outs[k].name, t0);
 
 		/* name the command by its sh text when a backend knows it */
 		for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++)
@@ -317,7 +401,8 @@ log_commands(struct shared *sh, size_t i, const struct collector *c, const struc
 					sh_text = pc->sh;
 		if (strcmp(raw->outs[k].name, "uname.txt") == 0)
 			sh_text = "uname -s";
-		sh->o->log(sh->o->arg, i, sh_text, raw->outs[k].status, t - prev);
+		/* in parallel: from the start of the script; else from the last one */
+		sh->o->log(sh->o->arg, i, sh_text, raw->outs[k].status, d >= 0 ? d - t0 : t - prev);
 		prev = t;
 	}
 	pthread_mutex_unlock(&sh->mu);
@@ -350,6 +435,7 @@ probe_one(struct shared *sh, size_t i)
 	struct tr_stream *st = NULL;
 	struct jc_err err = { 0 };
 	size_t ends[256];
+	char token[TOKEN_LEN + 1];
 	double t0, bound;
 	int r, status = -1, nframes;
 	size_t nk = 0;
@@ -394,14 +480,10 @@ probe_one(struct shared *sh, size_t i)
 	}
 	if (c.out.data == NULL)
 		buf_puts(&c.out, "");
-	{
-		/* the token as written to stdin ends with a newline */
-		char token[TOKEN_LEN + 1];
-
-		memcpy(token, sh->token, TOKEN_LEN);
-		token[TOKEN_LEN] = '\0';
-		nframes = probe_split(token, c.out.data, c.out.len, raw, ends, JC_ARRAY_LEN(ends), &err);
-	}
+	/* the token as written to stdin ends with a newline */
+	memcpy(token, sh->token, TOKEN_LEN);
+	token[TOKEN_LEN] = '\0';
+	nframes = probe_split(token, c.out.data, c.out.len, raw, ends, JC_ARRAY_LEN(ends), &err);
 	if (nframes >= 0 && raw_get(raw, "uname.txt") == NULL) {
 		char *why = c.err.len ? first_line(c.err.data, 200) : xasprintf("exit status %d", status);
 
@@ -413,7 +495,8 @@ probe_one(struct shared *sh, size_t i)
 		report(sh, i, PROBE_FAILED);
 		goto out;
 	}
-	log_commands(sh, i, &c, raw, ends, (size_t)nframes, t0);
+	log_commands(sh, i, &c, raw, token, ends,
+	    (size_t)nframes < JC_ARRAY_LEN(ends) ? (size_t)nframes : JC_ARRAY_LEN(ends), t0);
 	if (probe_parse_raw(h, raw, &err) != 0) {
 		host_fail(h, true, err.msg);
 		report(sh, i, PROBE_FAILED);

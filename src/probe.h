@@ -2,12 +2,15 @@
 /*
  * Discovery: probe every host at once (one thread per host, at most
  * PROBE_MAX_THREADS at a time), each in one round trip: connect over SSH and
- * run one /bin/sh script that prints `uname -s` and then every command of
- * that system's platform backend, each output framed by markers carrying a
- * random per-run token (sent on the script's standard input, so it never
- * appears in a command line) and its exit status. The outputs become a
+ * run one /bin/sh script that prints `uname -s` and then runs every command
+ * of that system's platform backend at once (one after the other when the
+ * host has no writable temporary folder), printing each output framed by
+ * markers carrying a random per-run token (sent on the script's standard
+ * input, so it never appears in a command line) and its exit status. The outputs become a
  * struct jc_raw, the raw a struct jc_host. A saved bundle replays instead.
  * Per-host failures are recorded in the host and never stop the others.
+ * The script reaches /bin/sh as `exec /bin/sh -c '...'` through the remote
+ * login shell, which must therefore quote as sh does (sh, bash, zsh, ksh).
  */
 #ifndef JC_PROBE_H
 #define JC_PROBE_H
@@ -69,9 +72,10 @@ int probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *
 /*
  * The remote script: reads the token from its standard input, prints the
  * framed outputs of uname -s and of the commands of every known platform
- * (chosen by uname -s at run time). command_timeout bounds each command
- * (it is killed with SIGTERM after that many seconds, status 143). Returns
- * a new string.
+ * (chosen by uname -s at run time), preceded by a "TOKEN D NAME" line as
+ * each command ends when they run at once. command_timeout bounds the
+ * commands (each still running after that many seconds is killed with its
+ * children by SIGTERM: status 143). Returns a new string.
  */
 char *probe_script(double command_timeout);
 

@@ -325,8 +325,24 @@ jc_parse_int(const char *s, long min, long max, long *out)
 	return true;
 }
 
-static void
-port_clear(struct jc_port *p)
+const char *
+jc_port_state_name(enum jc_port_state st)
+{
+	static const char *const names[] = {
+		[JC_PORT_UNKNOWN] = "unknown",
+		[JC_PORT_DOWN] = "PORT_DOWN",
+		[JC_PORT_INIT] = "PORT_INIT",
+		[JC_PORT_ARMED] = "PORT_ARMED",
+		[JC_PORT_ACTIVE] = "PORT_ACTIVE",
+	};
+
+	if (st < JC_PORT_UNKNOWN || st > JC_PORT_ACTIVE)
+		return names[JC_PORT_UNKNOWN];
+	return names[st];
+}
+
+void
+jc_port_clear(struct jc_port *p)
 {
 	free(p->receptacle);
 	free(p->iface);
@@ -361,7 +377,7 @@ jc_host_clear(struct jc_host *h)
 	free(h->os_version);
 	free(h->os_build);
 	for (size_t i = 0; i < h->nports; i++)
-		port_clear(&h->ports[i]);
+		jc_port_clear(&h->ports[i]);
 	free(h->ports);
 	for (size_t i = 0; i < h->nhwports; i++) {
 		free(h->hwports[i].port);

@@ -72,6 +72,12 @@ bool jc_ipv4_ok(const char *s);
  */
 int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
 
+/* Free what a port owns (the port itself is not freed). */
+void jc_port_clear(struct jc_port *p);
+
+/* "PORT_ACTIVE", "PORT_DOWN", ...; "unknown" for JC_PORT_UNKNOWN. Static string. */
+const char *jc_port_state_name(enum jc_port_state st);
+
 /* Monotonic clock in seconds. */
 double jc_now(void);
 

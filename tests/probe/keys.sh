@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Hosts that cannot be reached: no answer (reported together as mlx does,
 # or left out with --ignore-unreachable), a changed host key (always
-# refused), an unknown host key (refused, or recorded with --accept-new).
+# refused), an unknown host key (refused, or recorded with --accept-new);
+# and a target written user@host:port.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
@@ -49,5 +50,12 @@ ok $? "--accept-new recorded mini2's key in known_hosts"
 probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
 is "$?" 0 "the recorded key is accepted next time"
 cp "$t/known_hosts.orig" "$kh"
+
+# user@host:port overrides the configuration's user and port
+probe --hosts root@mini1:22,nosuchuser@mini2 --ignore-unreachable --json >"$t/out" 2>"$t/err"
+is "$(python3 -c 'import json,sys; print(" ".join(h["name"] + "/" + h["user"] + "/" + str(h["port"]) for h in json.load(open(sys.argv[1]))["hosts"]))' "$t/out")" \
+    "mini1/root/22" "root@mini1:22 is probed as mini1, user root, port 22"
+grep -q "^jaccl-config: mini2: warning: unreachable, left out: permission denied for nosuchuser@mini2" "$t/err"
+ok $? "the user of nosuchuser@mini2 is the one that logs in (and is refused)"
 
 done_testing

@@ -161,6 +161,15 @@ test_strays(void)
 	ok(graph_build(h, 3, &g, &err) < 0 && g == NULL, "duplicate port id fails");
 	has(err.msg, "listed twice", "message suggests a duplicate host");
 	inv_free(h, 3);
+
+	h = inv_new(2, NULL);
+	inv_cable(&h[0], "en2", &h[1], "en2", 80);
+	inv_cable(&h[0], "en3", &h[1], "en3", 80);
+	free(h[0].ports[1].iface);
+	h[0].ports[1].iface = xstrdup("en2");
+	ok(graph_build(h, 2, &g, &err) < 0 && g == NULL, "two ports with one interface fail");
+	is_str(err.msg, "mac1: two Thunderbolt ports report interface en2", "message");
+	inv_free(h, 2);
 }
 
 static void
@@ -195,6 +204,29 @@ test_dock_tb4_rdma_off(void)
 	has(g->cables[0].why_not, "40 Gb/s", "reason names the rate");
 	ok(graph_choose(g, NULL, &c, &err) == 0 && c.backend == GRAPH_RING, "TB4: auto ring");
 	graph_choice_clear(&c);
+	graph_free(g);
+	h[0].ports[0].link_gbps = h[1].ports[0].link_gbps = 80;
+
+	/* A 4-host mesh with one TB4 pair: jaccl-ring around it, and why. */
+	{
+		struct jc_host *m = inv_new(4, NULL);
+
+		inv_mesh(m, 4, 80);
+		m[0].ports[2].link_gbps = m[3].ports[0].link_gbps = 40;	/* mac1-mac4 */
+		ok(graph_build(m, 4, &g, &err) == 0, "mesh with a TB4 pair");
+		ok(graph_choose(g, NULL, &c, &err) == 0 && c.backend == GRAPH_JACCL_RING &&
+		    c.order[1] == 1 && c.order[2] == 3 && c.order[3] == 2,
+		    "auto: jaccl-ring mac1, mac2, mac4, mac3 avoiding the TB4 cable");
+		ok(c.warnings.n == 1, "one warning");
+		if (c.warnings.n == 1)
+			has(c.warnings.v[0], "not a JACCL mesh: no cable between mac1 and mac4 can carry RDMA (cable mac1 en5 - mac4 en2: 40 Gb/s link",
+			    "names the pair and the cable");
+		graph_choice_clear(&c);
+		graph_free(g);
+		inv_free(m, 4);
+	}
+	h[0].ports[0].link_gbps = h[1].ports[0].link_gbps = 40;
+	ok(graph_build(h, 2, &g, &err) == 0, "TB4 again");
 	graph_free(g);
 	h[0].ports[0].link_gbps = h[1].ports[0].link_gbps = 0;
 	ok(graph_build(h, 2, &g, &err) == 0 && g->cables[0].rdma == JC_UNKNOWN,

@@ -132,7 +132,7 @@ test_bridge_restore_applied(void)
 	br->members[2] = xstrdup("en7");
 	br->nmembers = 3;
 	inv_iface(&h[0], "en2", "169.254.3.4", 16);
-	inv_iface(&h[0], "en3", NULL, 0);
+	inv_iface(&h[0], "en3", "1.2.3.4;reboot", 24);	/* garbage from a host */
 	graph_build(h, 3, &g, &err);
 	ok(plan_build(g, &p, &err) == 0, "plan with a bridge");
 	t = cmds_text(&p->hosts[0].cmds);
@@ -143,6 +143,7 @@ test_bridge_restore_applied(void)
 	ok(!strstr(t, "en7"), "other members left alone");
 	free(t);
 	t = cmds_text(&p->hosts[0].restore);
+	ok(!strstr(t, "reboot"), "a malformed prior address is not put in a command");
 	ok(has_line(t, "sudo route -n delete -host 192.168.0.2"), "restore: route removed");
 	ok(has_line(t, "sudo ifconfig en2 inet 192.168.0.1 -alias"), "restore: our address removed");
 	ok(has_line(t, "sudo ifconfig en2 inet 169.254.3.4 netmask 255.255.0.0 alias"),
@@ -168,11 +169,9 @@ test_bridge_restore_applied(void)
 	free(h[0].ifaces[1].inet[0]);
 	h[0].ifaces[1].inet[0] = xstrdup("192.168.0.1");
 	h[0].ifaces[1].prefix[0] = 30;
-	h[0].ifaces[2].inet = xcalloc(1, sizeof(char *));
-	h[0].ifaces[2].prefix = xcalloc(1, sizeof(int));
+	free(h[0].ifaces[2].inet[0]);
 	h[0].ifaces[2].inet[0] = xstrdup("192.168.0.5");
 	h[0].ifaces[2].prefix[0] = 30;
-	h[0].ifaces[2].ninet = 1;
 	ok(plan_build(g, &p, &err) == 0 && p->hosts[0].applied, "already applied: nothing to do");
 	t = cmds_text(&p->hosts[0].restore);
 	ok(!strstr(t, "-alias"), "restore keeps an address that was already there");

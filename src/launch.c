@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The launcher: one SSH session and one thread per rank, the remote
+ * script of mlx.launch (in POSIX sh rather than bash, with a folder per
+ * rank instead of loose temporary files), supervision with mlx.launch's
+ * rule (one rank fails, the others are stopped) and cleanup by pidfile,
+ * which mlx.launch only does on its own termination.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hosts.h"
+#include "launch.h"
+
+#define LAUNCH_LINE_MAX 65536	/* a longer line is delivered in pieces */
+#define LAUNCH_CLEANUP_TIMEOUT 15
+
+struct rank {
+	struct launch *l;
+	size_t r;
+	struct jc_host target;	/* parsed ssh target */
+	char *script;
+	struct tr_session *s;
+	struct tr_stream *st;	/* under l->mu */
+	struct jc_buf pre;	/* stdout before the mark line */
+	bool marked;		/* the mark line was seen (or given up on) */
+	char *dir;		/* remote folder */
+	struct jc_buf part[2];	/* partial lines of fd 1 and 2 */
+	struct launch_result res;
+	bool done;		/* under l->mu */
+	bool joinable;
+	char tag[40];		/* names its remote folder */
+	pthread_t th;
+	struct jc_err err;
+};
+
+struct launch {
+	const struct jc_hostfile *hf;
+	const struct launch_opts *o;
+	const char *backend;
+	struct launch_env *envs;
+	size_t n;
+	struct rank *ranks;
+	pthread_mutex_t mu;	/* stream pointers, done flags, stop state */
+	pthread_mutex_t outmu;	/* serialises the output callbacks */
+	enum launch_stop stop;
+	long first_failed;
+	bool stopping;
+};
+
+void
+launch_quote(struct jc_buf *b, const char *s)
+{
+	buf_puts(b, "'");
+	for (; *s; s++) {
+		if (*s == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_append(b, s, 1);
+	}
+	buf_puts(b, "'");
+}
+
+static bool
+key_ok(const char *k)
+{
+	if (*k == '\0')
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+		    (*k >= '0' && *k <= '9') || *k == '_'))
+			return false;
+	return true;
+}
+
+static bool
+tag_ok(const char *t)
+{
+	if (*t == '\0' || strlen(t) > 64)
+		return false;
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') ||
+		    (*t >= '0' && *t <= '9')))
+			return false;
+	return true;
+}
+
+char *
+launch_script(const struct launch_env *e, char *const *argv, size_t argc,
+    const char *cwd, const char *tag, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+
+	if (argc == 0) {
+		jc_fail(err, -EINVAL, "No script is provided");
+		return NULL;
+	}
+	if (tag != NULL && !tag_ok(tag)) {
+		jc_fail(err, -EINVAL, "invalid folder tag '%s'", tag);
+		return NULL;
+	}
+	for (size_t i = 0; i < e->n; i++) {
+		if (!key_ok(e->vars[i].key)) {
+			jc_fail(err, -EINVAL, "'%s' is an invalid environment variable name",
+			    e->vars[i].key);
+			return NULL;
+		}
+	}
+	/* the folder holds the pidfile and the file variables */
+	buf_printf(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/jaccl-launch.%s%sXXXXXX\") || exit 126; "
+	    "echo $$ >\"$d/pid\"; printf '\\036JCL %%s\\n' \"$d\"; ", tag ? tag : "",
+	    tag ? "." : "");
+	if (cwd != NULL) {
+		buf_puts(&b, "if [ -d ");
+		launch_quote(&b, cwd);
+		buf_puts(&b, " ]; then cd ");
+		launch_quote(&b, cwd);
+		buf_puts(&b, "; fi; ");
+	}
+	for (size_t i = 0; i < e->n; i++) {
+		const struct launch_var *v = &e->vars[i];
+
+		if (v->is_file) {
+			buf_puts(&b, "printf '%s\\n' ");
+			launch_quote(&b, v->value);
+			buf_printf(&b, " >\"$d/%s\"; export %s=\"$d/%s\"; ", v->key, v->key,
+			    v->key);
+		} else {
+			buf_printf(&b, "export %s=", v->key);
+			launch_quote(&b, v->value);
+			buf_puts(&b, "; ");
+		}
+	}
+	buf_puts(&b, "exec");
+	for (size_t i = 0; i < argc; i++) {
+		buf_puts(&b, " ");
+		launch_quote(&b, argv[i]);
+	}
+	return buf_steal(&b);
+}
+
+char *
+launch_cleanup_script(const char *dir, const char *tag)
+{
+	struct jc_buf b = { 0 };
+	const char *base;
+
+	if (dir != NULL) {
+		/* only a folder the script made: .../jaccl-launch.XXXXXX */
+		if (!jc_plain_word(dir) || dir[0] != '/' || strstr(dir, "..") != NULL)
+			return NULL;
+		base = strrchr(dir, '/') + 1;
+		if (strncmp(base, "jaccl-launch.", 13) != 0)
+			return NULL;
+		buf_puts(&b, "r=0; for d in ");
+		launch_quote(&b, dir);
+	} else {
+		if (tag == NULL || !tag_ok(tag))
+			return NULL;
+		/* the script may not have made its folder yet: give it a second */
+		buf_printf(&b, "for i in 1 2 3 4 5 6 7 8 9 10; do "
+		    "set -- \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*; [ -d \"$1\" ] && break; "
+		    "sleep 0.1; done; r=0; for d in \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*",
+		    tag, tag);
+	}
+	buf_puts(&b, "; do [ -d \"$d\" ] || continue; pid=$(cat \"$d/pid\" 2>/dev/null); "
+	    "case $pid in ''|*[!0-9]*) pid= ;; esac; "
+	    "if [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; then r=1; "
+	    "kill -TERM -\"$pid\" 2>/dev/null || kill -TERM \"$pid\" 2>/dev/null; i=0; "
+	    "while kill -0 \"$pid\" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; "
+	    "kill -KILL -\"$pid\" 2>/dev/null; kill -KILL \"$pid\" 2>/dev/null; fi; "
+	    "rm -rf \"$d\"; done; echo $r");
+	return buf_steal(&b);
+}
+
+int
+launch_hostfile_from_list(const char *list, struct jc_hostfile **out, struct jc_err *err)
+{
+	struct jc_host *hosts;
+	struct jc_hostfile *hf;
+	size_t n;
+	int r;
+
+	*out = NULL;
+	if ((r = hosts_from_list(list, &hosts, &n, err)) != 0)
+		return r;
+	hf = xcalloc(1, sizeof(*hf));
+	hf->backend = xstrdup("");
+	hf->hosts = xcalloc(n, sizeof(*hf->hosts));
+	hf->nhosts = n;
+	for (size_t i = 0; i < n; i++) {
+		hf->hosts[i].ssh = xstrdup(hosts[i].target);
+		if (hosts_is_ip_literal(hosts[i].target)) {
+			hf->hosts[i].ips = xcalloc(1, sizeof(char *));
+			hf->hosts[i].ips[0] = xstrdup(hosts[i].target);
+			hf->hosts[i].nips = 1;
+		}
+	}
+	hosts_free(hosts, n);
+	*out = hf;
+	return 0;
+}
+
+/* 16 random hex digits (from /dev/urandom, else the clock and the pid). */
+static void
+make_token(char *out, size_t size)
+{
+	unsigned char raw[8];
+	FILE *fp = fopen("/dev/urandom", "rb");
+	bool got = fp != NULL && fread(raw, 1, sizeof(raw), fp) == sizeof(raw);
+
+	if (fp != NULL)
+		fclose(fp);
+	if (!got) {
+		unsigned long long v = (unsigned long long)(jc_now() * 1e6) ^
+		    ((unsigned long long)getpid() << 32);
+
+		for (size_t i = 0; i < sizeof(raw); i++)
+			raw[i] = (unsigned char)(v >> (8 * i));
+	}
+	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+int
+launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
+    struct launch **out, struct jc_strv *warnings, struct jc_err *err)
+{
+	struct launch *l;
+	char token[17];
+	int r;
+
+	*out = NULL;
+	if (o->argc == 0)
+		return jc_fail(err, -EINVAL, "No script is provided");
+	for (size_t i = 0; i < hf->nhosts; i++) {
+		struct jc_host h = { 0 };
+
+		if (hf->hosts[i].ssh == NULL)
+			return jc_fail(err, -EINVAL, "host %zu has no ssh name", i);
+		r = hosts_parse_target(hf->hosts[i].ssh, &h, err);
+		jc_host_clear(&h);
+		if (r != 0)
+			return r;
+	}
+	l = xcalloc(1, sizeof(*l));
+	l->hf = hf;
+	l->o = o;
+	l->first_failed = -1;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_mutex_init(&l->outmu, NULL);
+	if ((r = launch_env_compute(hf, &o->env, &l->envs, &l->backend, warnings, err)) < 0) {
+		launch_free(l);
+		return r;
+	}
+	l->n = hf->nhosts;
+	l->ranks = xcalloc(l->n, sizeof(*l->ranks));
+	make_token(token, sizeof(token));
+	for (size_t i = 0; i < l->n; i++) {
+		struct rank *k = &l->ranks[i];
+
+		k->l = l;
+		k->r = i;
+		k->res.status = -1;
+		hosts_parse_target(hf->hosts[i].ssh, &k->target, NULL);
+		snprintf(k->tag, sizeof(k->tag), "%sr%zu", token, i);
+		k->script = launch_script(&l->envs[i], o->argv, o->argc, o->cwd, k->tag, err);
+		if (k->script == NULL) {
+			launch_free(l);
+			return -EINVAL;
+		}
+	}
+	*out = l;
+	return 0;
+}
+
+const char *
+launch_backend(const struct launch *l)
+{
+	return l->backend;
+}
+
+size_t
+launch_nranks(const struct launch *l)
+{
+	return l->n;
+}
+
+const char *
+launch_host(const struct launch *l, size_t r)
+{
+	return l->hf->hosts[r].ssh;
+}
+
+const struct launch_env *
+launch_env(const struct launch *l, size_t r)
+{
+	return &l->envs[r];
+}
+
+const struct launch_result *
+launch_result(const struct launch *l, size_t r)
+{
+	return &l->ranks[r].res;
+}
+
+enum launch_stop
+launch_stop_reason(const struct launch *l, long *first_failed)
+{
+	if (first_failed)
+		*first_failed = l->first_failed;
+	return l->stop;
+}
+
+/* Stop every running rank (with l->mu held). */
+static void
+stop_all_locked(struct launch *l, enum launch_stop why)
+{
+	if (!l->stopping) {
+		l->stopping = true;
+		l->stop = why;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (l->ranks[i].st != NULL)
+			tr_stream_stop(l->ranks[i].st);
+}
+
+void
+launch_write(struct launch *l, size_t r, const void *data, size_t len)
+{
+	pthread_mutex_lock(&l->mu);
+	if (r < l->n && l->ranks[r].st != NULL)
+		tr_stream_write(l->ranks[r].st, data, len);
+	pthread_mutex_unlock(&l->mu);
+}
+
+char *
+launch_result_text(const struct launch_result *res)
+{
+	switch (res->state) {
+	case LAUNCH_PENDING:
+		return xstrdup("was not started");
+	case LAUNCH_UNREACHABLE:
+		return xasprintf("could not be reached: %s", res->error ? res->error : "?");
+	case LAUNCH_NOSTART:
+		return xasprintf("could not start: %s", res->error ? res->error : "?");
+	case LAUNCH_RUNNING:
+		return xstrdup("is running");
+	case LAUNCH_EXITED:
+		return res->status == 0 ? xstrdup("completed") :
+		    xasprintf("exited with code %d", res->status);
+	case LAUNCH_KILLED:
+		return xasprintf("was killed by SIG%s", res->signal ? res->signal : "?");
+	case LAUNCH_STOPPED:
+		return xstrdup("was stopped");
+	case LAUNCH_LOST:
+		return xasprintf("lost its connection: %s", res->error ? res->error : "?");
+	}
+	return xstrdup("?");
+}
+
+/* output */
+
+static void
+emit(struct rank *k, int fd, const char *data, size_t len)
+{
+	const struct launch_opts *o = k->l->o;
+
+	if (len == 0)
+		return;
+	pthread_mutex_lock(&k->l->outmu);
+	if (fd == 1 && o->raw != NULL)
+		o->raw(o->arg, k->r, data, len);
+	else if (o->line != NULL)
+		o->line(o->arg, k->r, fd, data, len);
+	pthread_mutex_unlock(&k->l->outmu);
+}
+
+/* Deliver whole lines of fd (1 or 2) from data; keep the rest. */
+static void
+lines(struct rank *k, int fd, const char *data, size_t len)
+{
+	struct jc_buf *p = &k->part[fd - 1];
+
+	if (fd == 1 && k->l->o->raw != NULL) {
+		emit(k, 1, data, len);
+		return;
+	}
+	buf_append(p, data, len);
+	for (;;) {
+		char *nl = p->len ? memchr(p->data, '\n', p->len) : NULL;
+		size_t n;
+
+		if (nl == NULL) {
+			if (p->len < LAUNCH_LINE_MAX)
+				break;
+			n = p->len;
+		} else {
+			n = (size_t)(nl - p->data) + 1;
+		}
+		emit(k, fd, p->data, n);
+		memmove(p->data, p->data + n, p->len - n);
+		p->len -= n;
+	}
+}
+
+static void
+flush_lines(struct rank *k)
+{
+	if (!k->marked) {
+		k->marked = true;
+		lines(k, 1, k->pre.data ? k->pre.data : "", k->pre.len);
+		buf_free(&k->pre);
+	}
+	for (int fd = 1; fd <= 2; fd++) {
+		emit(k, fd, k->part[fd - 1].data, k->part[fd - 1].len);
+		k->part[fd - 1].len = 0;
+	}
+}
+
+bool
+launch_find_mark(const char *buf, size_t len, size_t *start, size_t *end, char **dir)
+{
+	size_t ml = strlen(LAUNCH_MARK);
+	const char *m = len ? memmem(buf, len, LAUNCH_MARK, ml) : NULL;
+	const char *nl;
+
+	*dir = NULL;
+	if (m == NULL)
+		return false;
+	nl = memchr(m, '\n', len - (size_t)(m - buf));
+	if (nl == NULL)
+		return false;
+	*start = (size_t)(m - buf);
+	*end = (size_t)(nl + 1 - buf);
+	*dir = xstrndup(m + ml, (size_t)(nl - m) - ml);
+	return true;
+}
+
+static int
+on_data(void *arg, int fd, const char *data, size_t len)
+{
+	struct rank *k = arg;
+	size_t start, end;
+
+	if (fd != 1 || k->marked) {
+		lines(k, fd, data, len);
+		return 0;
+	}
+	/* look for the mark line; what comes before it is ordinary output */
+	buf_append(&k->pre, data, len);
+	if (!launch_find_mark(k->pre.data, k->pre.len, &start, &end, &k->dir)) {
+		if (k->pre.len > LAUNCH_LINE_MAX) {
+			k->marked = true;
+			lines(k, 1, k->pre.data, k->pre.len);
+			buf_free(&k->pre);
+		}
+		return 0;
+	}
+	k->marked = true;
+	if (start > 0)
+		lines(k, 1, k->pre.data, start);
+	if (end < k->pre.len)
+		lines(k, 1, k->pre.data + end, k->pre.len - end);
+	buf_free(&k->pre);
+	return 0;
+}
+
+/* threads */
+
+static void *
+connect_thread(void *arg)
+{
+	struct rank *k = arg;
+	int r;
+
+	r = tr_connect(k->target.name, k->target.user, k->target.port, &k->l->o->tr, &k->s,
+	    &k->err);
+	if (r != 0) {
+		k->res.state = LAUNCH_UNREACHABLE;
+		k->res.error = xstrdup(k->err.msg);
+	}
+	return NULL;
+}
+
+static void
+cleanup_rank(struct rank *k)
+{
+	struct tr_result res = { 0 };
+	struct jc_err err = { 0 };
+	char *cmd;
+
+	if (k->s == NULL)
+		return;
+	cmd = launch_cleanup_script(k->dir, k->tag);
+	if (cmd == NULL)
+		cmd = launch_cleanup_script(NULL, k->tag);
+	if (cmd == NULL)
+		return;
+	if (tr_run(k->s, cmd, NULL, 0, LAUNCH_CLEANUP_TIMEOUT, 4096, &res, &err) == 0 &&
+	    res.status == 0) {
+		k->res.cleaned = true;
+		k->res.killed_left = res.out != NULL && res.out[0] == '1';
+	}
+	tr_result_clear(&res);
+	free(cmd);
+}
+
+static void *
+rank_thread(void *arg)
+{
+	struct rank *k = arg;
+	struct launch *l = k->l;
+	struct tr_stream_cbs cbs = { on_data, NULL };
+	struct tr_stream *st = NULL;
+	double t0 = jc_now();
+	char *sig = NULL;
+	int status = -1, r;
+	bool failed;
+
+	r = tr_stream_start(k->s, k->script, &cbs, k, &st, &k->err);
+	pthread_mutex_lock(&l->mu);
+	if (r == 0) {
+		k->st = st;
+		k->res.state = LAUNCH_RUNNING;
+		if (!l->o->keep_stdin)
+			tr_stream_close_stdin(st);
+		if (l->stopping)
+			tr_stream_stop(st);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (r != 0) {
+		k->res.state = LAUNCH_NOSTART;
+		k->res.error = xstrdup(k->err.msg);
+	} else {
+		r = tr_stream_wait(st, 0, &status, &sig, &k->err);
+		flush_lines(k);
+		pthread_mutex_lock(&l->mu);
+		k->st = NULL;
+		pthread_mutex_unlock(&l->mu);
+		tr_stream_free(st);
+		if (r == 0 && sig != NULL) {
+			k->res.state = LAUNCH_KILLED;
+			k->res.signal = sig;
+		} else if (r == 0) {
+			k->res.state = LAUNCH_EXITED;
+			k->res.status = status;
+		} else if (r == TR_ESTOPPED) {
+			k->res.state = LAUNCH_STOPPED;
+		} else {
+			k->res.state = LAUNCH_LOST;
+			k->res.error = xstrdup(k->err.msg);
+		}
+	}
+	k->res.seconds = jc_now() - t0;
+	failed = !(k->res.state == LAUNCH_EXITED && k->res.status == 0) &&
+	    k->res.state != LAUNCH_STOPPED;
+	pthread_mutex_lock(&l->mu);
+	if (failed && !l->stopping) {
+		l->first_failed = (long)k->r;
+		stop_all_locked(l, LAUNCH_STOP_FAILED);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (l->o->ended != NULL) {
+		pthread_mutex_lock(&l->outmu);
+		l->o->ended(l->o->arg, k->r, &k->res);
+		pthread_mutex_unlock(&l->outmu);
+	}
+	cleanup_rank(k);
+	pthread_mutex_lock(&l->mu);
+	k->done = true;
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+static void
+nap(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int
+launch_run(struct launch *l, struct jc_err *err)
+{
+	const struct launch_opts *o = l->o;
+	double deadline = o->timeout > 0 ? jc_now() + o->timeout : 0;
+	size_t unreachable = 0;
+	long first = -1;
+	int rc = 0;
+
+	/* every session first: an unreachable host starts nothing */
+	for (size_t i = 0; i < l->n; i++)
+		if (pthread_create(&l->ranks[i].th, NULL, connect_thread, &l->ranks[i]) != 0)
+			connect_thread(&l->ranks[i]);
+	for (size_t i = 0; i < l->n; i++)
+		pthread_join(l->ranks[i].th, NULL);
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->ranks[i].res.state != LAUNCH_UNREACHABLE)
+			continue;
+		if (unreachable++ == 0) {
+			first = (long)i;
+			jc_fail(err, -1, "%s", l->ranks[i].err.msg);
+		}
+	}
+	if (unreachable > 0) {
+		l->first_failed = first;
+		l->stop = LAUNCH_STOP_FAILED;
+		return -1;
+	}
+	if (o->interrupted != NULL && *o->interrupted) {
+		l->stop = LAUNCH_STOP_INTERRUPT;
+		return jc_fail(err, -1, "interrupted");
+	}
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (pthread_create(&l->ranks[i].th, NULL, rank_thread, &l->ranks[i]) != 0) {
+			l->ranks[i].res.state = LAUNCH_NOSTART;
+			l->ranks[i].res.error = xstrdup("cannot create a thread");
+			l->ranks[i].done = true;
+			pthread_mutex_lock(&l->mu);
+			if (!l->stopping)
+				l->first_failed = (long)i;
+			stop_all_locked(l, LAUNCH_STOP_FAILED);
+			pthread_mutex_unlock(&l->mu);
+			continue;
+		}
+		l->ranks[i].joinable = true;
+	}
+	/* supervise: poll every 50 ms for the end, an interrupt, the bound */
+	for (;;) {
+		bool all = true;
+
+		pthread_mutex_lock(&l->mu);
+		for (size_t i = 0; i < l->n; i++)
+			if (!l->ranks[i].done)
+				all = false;
+		if (!all && !l->stopping) {
+			if (o->interrupted != NULL && *o->interrupted)
+				stop_all_locked(l, LAUNCH_STOP_INTERRUPT);
+			else if (deadline > 0 && jc_now() > deadline)
+				stop_all_locked(l, LAUNCH_STOP_TIMEOUT);
+		}
+		pthread_mutex_unlock(&l->mu);
+		if (all)
+			break;
+		nap(50);
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (l->ranks[i].joinable)
+			pthread_join(l->ranks[i].th, NULL);
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct launch_result *res = &l->ranks[i].res;
+
+		if (!(res->state == LAUNCH_EXITED && res->status == 0))
+			rc = -1;
+	}
+	if (rc != 0) {
+		char *why;
+
+		switch (l->stop) {
+		case LAUNCH_STOP_INTERRUPT:
+			jc_fail(err, -1, "interrupted: every rank was stopped");
+			break;
+		case LAUNCH_STOP_TIMEOUT:
+			jc_fail(err, -1, "the ranks outlived the bound of %g s and were stopped",
+			    o->timeout);
+			break;
+		default:
+			if (l->first_failed >= 0) {
+				why = launch_result_text(&l->ranks[l->first_failed].res);
+				jc_fail(err, -1, "rank %ld (%s) %s", l->first_failed,
+				    launch_host(l, (size_t)l->first_failed), why);
+				free(why);
+			} else {
+				jc_fail(err, -1, "a rank failed");
+			}
+		}
+	}
+	return rc;
+}
+
+void
+launch_free(struct launch *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		struct rank *k = &l->ranks[i];
+
+		tr_close(k->s);
+		jc_host_clear(&k->target);
+		free(k->script);
+		free(k->dir);
+		buf_free(&k->pre);
+		buf_free(&k->part[0]);
+		buf_free(&k->part[1]);
+		free(k->res.signal);
+		free(k->res.error);
+	}
+	free(l->ranks);
+	launch_env_free(l->envs, l->hf->nhosts);
+	pthread_mutex_destroy(&l->mu);
+	pthread_mutex_destroy(&l->outmu);
+	free(l);
+}

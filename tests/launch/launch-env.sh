@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# jaccl-config launch on a simulated cluster of 4 Linux hosts: the
+# environment every rank receives, variable by variable, against an
+# independent implementation of mlx.launch's rules (jaccl, jaccl-ring and
+# ring hostfiles, hostfile envs before --env, ports, connections per IP);
+# values that need quoting; one failing rank stops the others and is named;
+# a rank killed on its host; an interrupt; nothing left on the hosts.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "${top_srcdir:-.}/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/sim.sh"
+. "$top_srcdir/tests/launch/lib.sh"
+
+sim_require
+lv_up linux-mesh4 || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+lv_address || { echo "Bail out! cannot address the cables"; exit 1; }
+CFG=$(sim_ssh_config)
+# every launch is bounded: a hang is a failure, not a stuck test
+jc() { timeout 60 "$JACCL_CONFIG" "$@"; }
+PRINTENV='import os, json
+e = dict(os.environ)
+for k in ("MLX_IBV_DEVICES", "MLX_HOSTFILE"):
+    if k in e:
+        e["@" + k] = open(e[k]).read()
+        e["@dir"] = os.path.dirname(e[k])
+print(json.dumps(e))'
+
+# compare NAME HOSTFILE [launch options...]: launch the printer, compare.
+compare() {
+	local name=$1 hf=$2
+	shift 2
+	jc launch --hostfile "$hf" -F "$CFG" "$@" -- python3 -c "$PRINTENV" \
+	    >"$t/out" 2>"$t/err"
+	local st=$?
+	isd "$st" 0 "$name: every rank exits 0" "$t/err"
+	python3 "$top_srcdir/tests/launch/mlx_env.py" "$hf" "$t/out" "$@" >"$t/diff"
+	ok $? "$name: every variable of every rank as mlx.launch sets it"
+	[ -s "$t/diff" ] && diag "$(head -20 "$t/diff")"
+	# the folders that held the files are gone
+	left=$(python3 -c 'import json, re, sys
+for l in open(sys.argv[1]):
+    m = re.match(r"^\[\d+\] (\{.*\})$", l)
+    if m: print(json.loads(m.group(1)).get("@dir", ""))' "$t/out" | while read -r d; do
+		[ -n "$d" ] && [ -e "$d" ] && echo "$d"; done)
+	is "$left" "" "$name: the temporary folders were removed"
+}
+
+# jaccl: hostfile envs (one overridden by --env, one invalid), values to quote
+lv_hostfile "$t/jaccl.json" jaccl
+python3 - "$t/jaccl.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+h = json.load(open(p))
+h["envs"] = ["FROM_FILE=1", "BOTH=file", "not-valid=x", "QUOTED=it's \"q\" $HOME `x` \\ ;|&"]
+json.dump(h, open(p, "w"), indent=4)
+PY
+compare "jaccl" "$t/jaccl.json" --env BOTH=cli --env "SPACE=a  b" --env "EMPTY="
+grep -q "'not-valid=x' is an invalid environment variable so it is ignored" "$t/err"
+ok $? "jaccl: an invalid entry is ignored with mlx's warning"
+
+# jaccl-ring from the command line over a jaccl hostfile, another port
+compare "jaccl-ring" "$t/jaccl.json" --backend jaccl-ring --starting-port 40100
+
+# ring: the hostfile's backend, two connections per IP
+lv_hostfile "$t/ring.json" ring
+compare "ring" "$t/ring.json" --connections-per-ip 2 --starting-port 5000
+
+# a legacy list hostfile (no backend: ring)
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["hosts"][:2]))' \
+    "$t/ring.json" >"$t/list.json"
+compare "list hostfile" "$t/list.json"
+
+# output is prefixed by rank, stdout and stderr apart
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- \
+    sh -c 'echo "out $MLX_RANK"; echo "err $MLX_RANK" >&2' >"$t/out" 2>"$t/err"
+is "$(sort "$t/out" | tr '\n' ' ')" "[0] out 0 [1] out 1 [2] out 2 [3] out 3 " \
+    "each line of standard output carries its rank"
+is "$(grep '^\[' "$t/err" | sort | tr '\n' ' ')" "[0] err 0 [1] err 1 [2] err 2 [3] err 3 " \
+    "each line of standard error carries its rank"
+
+# the ranks' standard input is at its end: a command reading it does not wait
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- sh -c 'cat; echo "eof $MLX_RANK"' \
+    </dev/zero >"$t/out" 2>"$t/err"
+is "$?:$(sort "$t/out" | tr '\n' ' ')" "0:[0] eof 0 [1] eof 1 [2] eof 2 [3] eof 3 " \
+    "standard input: every rank reads its end at once"
+
+# one rank fails: the others (sleeping) are stopped, the failure is named
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- \
+    sh -c 'if [ "$MLX_RANK" = 2 ]; then sleep 0.5; exit 3; fi; exec sleep 300' \
+    >"$t/out" 2>"$t/err"
+st=$?
+is "$st" 3 "a failing rank: the launcher exits with its code"
+grep -q 'lx3: warning: Node with rank 2 exited with code 3' "$t/err"
+okd $? "a failing rank: named as mlx.launch names it" "$t/err"
+is "$(lv_leftovers 'sleep 300')" "" "a failing rank: the other ranks were stopped on their hosts"
+
+# a rank killed on its host
+(
+	for i in $(seq 1 100); do
+		p=$(ip netns pids "$(sim_ns lx2)" | while read -r p; do
+			{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q 'sleep 301' && echo "$p"; done)
+		[ -n "$p" ] && { kill -9 $p; break; }
+		sleep 0.1
+	done
+) &
+killer=$!
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- sleep 301 >"$t/out" 2>"$t/err"
+st=$?
+wait "$killer"
+is "$st" 1 "a rank killed on its host: exit 1"
+grep -q 'lx2: warning: Node with rank 1 was killed (SIGKILL)' "$t/err"
+okd $? "a rank killed on its host: named" "$t/err"
+is "$(lv_leftovers 'sleep 301')" "" "a rank killed on its host: the others were stopped"
+
+# an interrupt stops every rank
+"$JACCL_CONFIG" launch --hostfile "$t/ring.json" -F "$CFG" -- sleep 302 >"$t/out" 2>"$t/err" &
+pid=$!
+for i in $(seq 1 100); do
+	[ "$(lv_leftovers 'sleep 302' | wc -l)" = 4 ] && break
+	sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+st=$?
+is "$st" 130 "SIGINT: the launcher exits 130"
+is "$(lv_leftovers 'sleep 302')" "" "SIGINT: every rank was stopped on its host"
+
+# a host that cannot be reached: nothing starts, the host is named
+python3 - "$t/ring.json" "$t/bad.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hosts"][3]["ssh"] = "nosuchhost.invalid"
+json.dump(h, open(sys.argv[2], "w"))
+PY
+jc launch --hostfile "$t/bad.json" -F "$CFG" --connect-timeout 2 -- sleep 303 \
+    >"$t/out" 2>"$t/err"
+st=$?
+is "$st" 1 "unreachable host: exit 1"
+grep -q 'nosuchhost.invalid' "$t/err"; ok $? "unreachable host: named"
+is "$(lv_leftovers 'sleep 303')" "" "unreachable host: no rank was started"
+
+# usage errors as mlx.launch's
+jc launch --hostfile "$t/ring.json" -F "$CFG" >/dev/null 2>"$t/err"
+st=$?
+is "$st" 2 "no command: exit 2"
+grep -q 'No script is provided' "$t/err"; ok $? "no command: mlx's message"
+python3 - "$t/jaccl.json" "$t/selfdev.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hosts"][1]["rdma"][1] = "rdma_eth9"
+json.dump(h, open(sys.argv[2], "w"))
+PY
+jc launch --hostfile "$t/selfdev.json" -F "$CFG" -- true >/dev/null 2>"$t/err"
+st=$?
+is "$st" 2 "malformed jaccl hostfile: exit 2"
+grep -q 'RDMA device of self should be null' "$t/err"; ok $? "malformed jaccl hostfile: mlx's message"
+
+done_testing
