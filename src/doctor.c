@@ -612,8 +612,8 @@ chk_qp_budget(const struct doctor_input *in, struct doctor_report *r)
 		doctor_add(r, DOCTOR_ERROR, -1, NULL, 0, "use jaccl-ring",
 		    "a JACCL mesh of %zu ranks: at most %d", in->g->n, GRAPH_MESH_MAX);
 	for (size_t k = 0; k < ch.warnings.n; k++)
-		if (strstr(ch.warnings.v[k], "cables per") != NULL ||
-		    strstr(ch.warnings.v[k], "ranks") != NULL)
+		if (strstr(ch.warnings.v[k], "JACCL's mesh supports") != NULL ||
+		    strstr(ch.warnings.v[k], "JACCL's ring uses at most") != NULL)
 			doctor_add(r, DOCTOR_WARNING, -1, NULL, 0, NULL, "%s", ch.warnings.v[k]);
 	/* queue pairs per device: one per peer connection using it */
 	if (ch.backend != GRAPH_RING) {
