@@ -921,6 +921,20 @@ trim(char *s)
 		s[--l] = '\0';
 }
 
+/* A word safe in a command line: a plain word, or an option such as "-n". */
+static bool
+word_ok(const char *w)
+{
+	if (w[0] == '-') {
+		for (const char *p = w + 1; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9')))
+				return false;
+		return w[1] != '\0';
+	}
+	return jc_plain_word(w);
+}
+
 static void *
 slot_main(void *arg)
 {
@@ -949,7 +963,7 @@ slot_main(void *arg)
 			if (stop)
 				break;
 			for (size_t k = 0; k < pc->argc; k++)
-				if (!jc_plain_word(pc->argv[k])) {
+				if (!word_ok(pc->argv[k])) {
 					sl->rc = jc_fail(&sl->err, -EINVAL, "refusing to run a word that is not plain: %s",
 					    pc->argv[k]);
 					goto failed;
