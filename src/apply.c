@@ -1144,7 +1144,10 @@ apply_run(const struct plan *p, const struct graph *g, const struct apply_opts *
 		if (rc == 0)
 			rc = save_last(dir, meta, err);
 		if (rc != 0) {
-			rc = jc_fail(err, rc, "%s; nothing was changed on any host", err->msg);
+			char *why = xstrdup(err->msg);
+
+			rc = jc_fail(err, rc, "%s; nothing was changed on any host", why);
+			free(why);
 			goto out;
 		}
 	}
@@ -1352,7 +1355,8 @@ apply_restore(const struct apply_opts *o, const char *const *only, size_t nonly,
 
 			json_array_foreach(hosts, i, v) {
 				for (size_t k = 0; k < ns; k++)
-					if (sl[k].rc == 0 && strcmp(jget_str(v, "host"), sl[k].h.name) == 0)
+					if (sl[k].rc == 0 && jget_str(v, "host") != NULL &&
+					    strcmp(jget_str(v, "host"), sl[k].h.name) == 0)
 						json_object_set_new(v, "restored", json_true());
 				if (!json_is_true(json_object_get(v, "restored")))
 					all = false;

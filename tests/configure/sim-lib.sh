@@ -19,12 +19,14 @@ _is_mac() { [ -x "$SIM_DIR/hosts/$1/bin/ifconfig" ]; }
 _state() {
 	for h in $(_hosts); do
 		echo "== $h"
-		sim_exec "$h" ip -4 -o addr show | awk '$2 != "lo" {print $2, $4}' | sort
-		sim_exec "$h" ip -4 route show | sort
-		if _is_mac "$h"; then
-			sim_exec "$h" ifconfig bridge0 | sed -n 's/^bridge0: \(flags=[^ ]*\).*/\1/p'
-			sim_exec "$h" ifconfig bridge0 | sed -n 's/^[[:space:]]*member: \([^ ]*\).*/member \1/p' | sort
-		fi
+		if _is_mac "$h"; then br='ifconfig bridge0'; else br=true; fi
+		sim_exec "$h" sh -c "ip -4 -o addr show; echo '--'; ip -4 route show; echo '--'; $br" |
+		    awk '
+			/^--$/ { part++; next }
+			part == 0 && $2 != "lo" { print $2, $4 | "sort"; next }
+			part == 1 { print | "sort"; next }
+			part == 2 && /^bridge0:/ { print $2; next }
+			part == 2 && /member:/ { print "member", $2 | "sort" }'
 	done > "$1" 2>&1
 }
 
@@ -41,24 +43,25 @@ apply_suite() {
 	hosts=$(sim_hosts)
 	nh=$(_hosts | wc -l)
 	st=$t/state
+	# generous bounds: the machine may be busy (no timing is asserted)
+	slow="--connect-timeout 60 --command-timeout 300"
 	_state "$t/before"
 
-	# the plan: host iface address peer-address, one line per cable end
-	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" --json < /dev/null > "$t/plan.json" 2> "$t/err"
-	ok $? "$topo: --json plan"
-	python3 -c '
-import json, sys
-for h in json.load(open(sys.argv[1]))["plan"]:
-    for a in h["addresses"]:
-        print(h["host"], a["iface"], a["ip"], a["peer_ip"])' "$t/plan.json" > "$t/addrs"
-	[ -s "$t/addrs" ]
-	ok $? "$topo: the plan has addresses"
-
-	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" --state-dir "$st" --auto-setup \
-	    --output-hostfile "$t/hf.json" < /dev/null > "$t/out" 2> "$t/err"
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
 	r=$?
 	ok $r "$topo: --auto-setup succeeds"
 	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	# the plan: host iface address peer-address, one line per cable end
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["setup"] == "applied"
+for h in d["plan"]:
+    for a in h["addresses"]:
+        print(h["host"], a["iface"], a["ip"], a["peer_ip"])' "$t/plan.json" > "$t/addrs"
+	[ -s "$t/addrs" ]
+	ok $? "$topo: --json gives the plan, with addresses, and says the setup was applied"
 	grep -q '^\[#\] [^ ]*: sudo -n ' "$t/err"
 	ok $? "$topo: each command shown as it runs ([#] host: command)"
 
@@ -77,9 +80,11 @@ for h in json.load(open(sys.argv[1]))["plan"]:
 
 	_state "$t/configured"
 	_mutations > "$t/mut1"
-	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" --state-dir "$st" --auto-setup \
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --output-hostfile "$t/hf2.json" < /dev/null > "$t/out" 2> "$t/err"
-	ok $? "$topo: a second run succeeds"
+	r=$?
+	ok $r "$topo: a second run succeeds"
+	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
 	is "$(grep -c 'already configured, nothing to change' "$t/err")" "$nh" \
 	    "$topo: a second run says every host is already configured"
 	! grep -q '^\[#\]' "$t/err"
@@ -93,14 +98,16 @@ for h in json.load(open(sys.argv[1]))["plan"]:
 	cmp -s "$t/hf.json" "$t/hf2.json"
 	ok $? "$topo: ... and the hostfile is the same"
 
-	"$JACCL_CONFIG" restore -F "$cfg" --state-dir "$st" > "$t/out" 2> "$t/err"
-	ok $? "$topo: restore succeeds"
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
+	r=$?
+	ok $r "$topo: restore succeeds"
+	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
 	is "$(grep -c ': restored (' "$t/out")" "$nh" "$topo: restore reports every host"
 	_state "$t/after"
 	cmp -s "$t/before" "$t/after"
 	ok $? "$topo: restore puts every host back as it was"
 	cmp -s "$t/before" "$t/after" || diff -u "$t/before" "$t/after" | sed 's/^/# /' | head -30
-	"$JACCL_CONFIG" restore -F "$cfg" --state-dir "$st" > "$t/out" 2> "$t/err"
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 	r=$?
 	[ $r -eq 0 ] && grep -q 'nothing to restore' "$t/out"
 	ok $? "$topo: a second restore has nothing to restore"
@@ -112,7 +119,7 @@ for h in json.load(open(sys.argv[1]))["plan"]:
 		return 0
 	fi
 	echo 3 > "$SIM_DIR/hosts/$victim/fail-sudo"
-	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" --state-dir "$st" --auto-setup \
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
 	r=$?
 	rm -f "$SIM_DIR/hosts/$victim/fail-sudo" "$SIM_DIR/hosts/$victim/fail-sudo.count"
@@ -126,7 +133,7 @@ for h in json.load(open(sys.argv[1]))["plan"]:
 	cmp -s "$t/before" "$t/rolled" || diff -u "$t/before" "$t/rolled" | sed 's/^/# /' | head -30
 	[ ! -e "$t/hf3.json" ]
 	ok $? "$topo: ... and no hostfile is written"
-	"$JACCL_CONFIG" restore -F "$cfg" --state-dir "$st" > "$t/out" 2> "$t/err"
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 	grep -q 'nothing to restore: the last setup failed and was rolled back' "$t/out"
 	ok $? "$topo: restore after a rolled back setup has nothing to do"
 }

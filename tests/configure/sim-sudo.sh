@@ -8,7 +8,7 @@
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
 sim_require
 sim_up sudo-password || { ok 1 "cluster up"; done_testing; exit 1; }
-timeout 60 "$JACCL_CONFIG" --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" --state-dir "$t/st" \
+timeout 300 "$JACCL_CONFIG" --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" --connect-timeout 60 --state-dir "$t/st" \
     --auto-setup < /dev/null > "$t/out" 2> "$t/err"
 ok $? "--auto-setup without passwordless sudo on every host: exit 0, no wait"
 grep -q 'warning: Automatic setup requested but the following hosts do not have passwordless sudo' "$t/err" &&
