@@ -70,6 +70,8 @@ fact_clear(struct ap_fact *f)
 static void
 facts_free(struct ap_fact *f, size_t n)
 {
+	if (f == NULL)
+		return;
 	for (size_t i = 0; i < n; i++)
 		fact_clear(&f[i]);
 	free(f);
@@ -1387,4 +1389,51 @@ apply_restored_free(struct apply_restored *r, size_t n)
 		free(r[i].error);
 	}
 	free(r);
+}
+
+int
+apply_state_diff(const char *saved, size_t slen, const char *cur, size_t clen,
+    struct jc_strv *cmds, struct jc_err *err)
+{
+	struct ap_host hs = { 0 }, hc = { 0 };
+	struct ap_fact *now = NULL;
+	struct ap_cmds c = { 0 };
+	json_error_t je;
+	json_t *js = json_loadb(saved, slen, 0, &je), *jc;
+	int rc;
+
+	if (js == NULL)
+		return jc_fail(err, -EINVAL, "saved state: %s", je.text);
+	jc = json_loadb(cur, clen, 0, &je);
+	if (jc == NULL) {
+		json_decref(js);
+		return jc_fail(err, -EINVAL, "current state: %s", je.text);
+	}
+	if ((rc = host_from_json(js, "saved state", &hs, err)) != 0 ||
+	    (rc = host_from_json(jc, "current state", &hc, err)) != 0)
+		goto out;
+	/* the current facts, in the saved host's order, from cur's outputs */
+	now = facts_like(&hs);
+	for (size_t i = 0; i < hs.nfacts; i++) {
+		const struct ap_fact *f = find_fact(hc.facts, hc.nfacts, &now[i]);
+
+		if (f == NULL)
+			continue;
+		now[i].status = f->status;
+		now[i].out = xstrdup(f->out);
+		now[i].lstatus = f->lstatus;
+		now[i].lout = xstrdup(f->lout);
+		fact_parse(&now[i], hs.os);
+	}
+	rc = (int)restore_cmds(&hs, now, hs.nfacts, &c);
+	for (size_t i = 0; i < c.n; i++)
+		strv_push(cmds, c.v[i].text);
+out:
+	cmds_free(&c);
+	facts_free(now, hs.nfacts);
+	ap_host_clear(&hs);
+	ap_host_clear(&hc);
+	json_decref(js);
+	json_decref(jc);
+	return rc;
 }

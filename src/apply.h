@@ -103,4 +103,16 @@ int apply_restore(const struct apply_opts *o, const char *const *only, size_t no
 
 void apply_restored_free(struct apply_restored *r, size_t n);
 
+/*
+ * The restore commands, without a host: parse saved (the text of a host's
+ * file in the state directory) and cur (the same format, standing for the
+ * host's state now: only its facts' outputs are used) and append to *cmds
+ * the commands that take cur back to saved, as restore would run them.
+ * Every name is validated as for restore. Returns the number of
+ * differences, or a negative value with err filled when either text is not
+ * a valid saved state. For the tests and the fuzzer.
+ */
+int apply_state_diff(const char *saved, size_t slen, const char *cur, size_t clen,
+    struct jc_strv *cmds, struct jc_err *err);
+
 #endif
