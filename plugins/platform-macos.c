@@ -299,6 +299,48 @@ parse_misc(struct jc_host *h, const struct jc_raw *raw)
 		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
 }
 
+static bool
+is_cable_iface(const struct jc_host *h, const char *name)
+{
+	for (size_t i = 0; i < h->nports; i++)
+		if (h->ports[i].iface != NULL && strcmp(h->ports[i].iface, name) == 0)
+			return true;
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (strncmp(h->hwports[i].port, "Thunderbolt", 11) == 0 &&
+		    strcmp(h->hwports[i].device, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Neither en0 nor en1 has an address: take the first other IPv4 address
+ * that is not loopback, link-local, or on a Thunderbolt interface or bridge.
+ */
+static void
+mgmt_fallback(struct jc_host *h)
+{
+	if (h->mgmt_ip != NULL)
+		return;
+	for (size_t i = 0; i < h->nifaces; i++) {
+		const struct jc_iface *f = &h->ifaces[i];
+
+		if (f->is_bridge || f->up != JC_YES || strncmp(f->name, "lo", 2) == 0 ||
+		    is_cable_iface(h, f->name))
+			continue;
+		for (size_t j = 0; j < f->ninet; j++) {
+			if (strncmp(f->inet[j], "127.", 4) == 0 ||
+			    strncmp(f->inet[j], "169.254.", 8) == 0)
+				continue;
+			h->mgmt_ip = xstrdup(f->inet[j]);
+			h->mgmt_iface = xstrdup(f->name);
+			platform_note(h, "no address on en0 or en1; management address %s from %s",
+			    f->inet[j], f->name);
+			return;
+		}
+	}
+	platform_note(h, "no management address found (ipconfig getifaddr en0/en1 empty)");
+}
+
 static int
 macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 {
@@ -316,6 +358,7 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	    (rc = parse_ifaces(h, raw, err)) < 0 ||
 	    (rc = parse_rdma(h, raw, err)) < 0)
 		return rc;
+	mgmt_fallback(h);
 	return 0;
 }
 

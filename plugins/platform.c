@@ -87,6 +87,8 @@ platform_for_raw(const struct jc_raw *raw)
 		for (size_t i = 0; i < JC_ARRAY_LEN(all); i++)
 			if (n == strlen(all[i]->uname) && strncmp(s, all[i]->uname, n) == 0)
 				return all[i];
+		if (n > 0)
+			return NULL;	/* a system no backend knows */
 	}
 	if (raw == NULL)
 		return NULL;

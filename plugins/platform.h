@@ -54,9 +54,10 @@ extern const struct jc_platform_ops jc_platform_macos;
 extern const struct jc_platform_ops jc_platform_linux;
 
 /*
- * The backend for a host's outputs: by "uname.txt" when present, else by
- * which files exist (system_profiler/networksetup mean macOS). NULL if
- * nothing tells.
+ * The backend for a host's outputs: by "uname.txt" when it names a system
+ * (NULL for one no backend knows), else by which files exist
+ * (system_profiler, networksetup, sw_vers, rdma_ctl, then ibv_* or ifconfig
+ * mean macOS; ip-* or os-release mean Linux). NULL if nothing tells.
  */
 const struct jc_platform_ops *platform_for_raw(const struct jc_raw *raw);
 

@@ -14,6 +14,22 @@
 
 #include "check.h"
 
+/* A growable vector of host indices. */
+struct idxv {
+	size_t *v;
+	size_t n, cap;
+};
+
+static void
+idxv_push(struct idxv *x, size_t i)
+{
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 16;
+		x->v = xreallocarray(x->v, x->cap, sizeof(*x->v));
+	}
+	x->v[x->n++] = i;
+}
+
 struct tally {
 	const char *code;
 	bool warning;
@@ -21,6 +37,7 @@ struct tally {
 	long overflow;		/* index of the summary item, -1 if none */
 	size_t extra;		/* items summed up in it */
 	unsigned char *seen;	/* ranks already in the summary item */
+	struct idxv ranks;	/* the ranks of the summary item */
 };
 
 struct ctx {
@@ -33,6 +50,7 @@ struct ctx {
 	bool *row_ok;		/* rdma has one well-typed entry per host */
 	bool ips0_bad;		/* rank 0's ips had a type error */
 	bool backend_bad;	/* "backend" had a type error */
+	unsigned char *mark;	/* scratch, one byte per host, kept zero */
 };
 
 static struct tally *
@@ -44,13 +62,6 @@ tally_get(struct ctx *c, const char *code, bool warning)
 	c->tally = xreallocarray(c->tally, c->ntally + 1, sizeof(*c->tally));
 	c->tally[c->ntally] = (struct tally){ .code = code, .warning = warning, .overflow = -1 };
 	return &c->tally[c->ntally++];
-}
-
-static void
-item_add_rank(struct check_item *it, size_t r)
-{
-	it->ranks = xreallocarray(it->ranks, it->nranks + 1, sizeof(*it->ranks));
-	it->ranks[it->nranks++] = r;
 }
 
 /* Add a problem (or warning) about ranks; past CHECK_SAME_CODE_MAX of one code, sum up. */
@@ -71,11 +82,10 @@ add(struct ctx *c, bool warning, const char *code, const size_t *ranks, size_t n
 			t->overflow = (long)(*nlist)++;
 			t->seen = xcalloc(c->n ? c->n : 1, 1);
 		}
-		it = &(*list)[t->overflow];
 		for (size_t i = 0; i < nranks; i++) {
 			if (ranks[i] < c->n && !t->seen[ranks[i]]) {
 				t->seen[ranks[i]] = 1;
-				item_add_rank(it, ranks[i]);
+				idxv_push(&t->ranks, ranks[i]);
 			}
 		}
 		t->extra++;
@@ -89,8 +99,17 @@ add(struct ctx *c, bool warning, const char *code, const size_t *ranks, size_t n
 	va_start(ap, fmt);
 	it->msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < nranks; i++)
-		item_add_rank(it, ranks[i]);
+	/* each host once, in the order given */
+	if (nranks > 0)
+		it->ranks = xcalloc(nranks, sizeof(*it->ranks));
+	for (size_t i = 0; i < nranks; i++) {
+		if (ranks[i] < c->n && !c->mark[ranks[i]]) {
+			c->mark[ranks[i]] = 1;
+			it->ranks[it->nranks++] = ranks[i];
+		}
+	}
+	for (size_t i = 0; i < it->nranks; i++)
+		c->mark[it->ranks[i]] = 0;
 }
 
 static void
@@ -100,9 +119,14 @@ tally_finish(struct ctx *c)
 		struct tally *t = &c->tally[i];
 		struct check_item *list = t->warning ? c->rep->warnings : c->rep->problems;
 
-		if (t->overflow >= 0)
+		if (t->overflow >= 0) {
 			list[t->overflow].msg = xasprintf("and %zu more %s of this kind",
 			    t->extra, t->warning ? "warnings" : "problems");
+			list[t->overflow].ranks = t->ranks.v;
+			list[t->overflow].nranks = t->ranks.n;
+		} else {
+			free(t->ranks.v);
+		}
 		free(t->seen);
 	}
 	free(c->tally);
@@ -359,6 +383,14 @@ rule_devices(struct ctx *c, size_t i)
 }
 
 static int
+size_cmp(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int
 str_cmp(const void *x, const void *y)
 {
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
@@ -411,22 +443,23 @@ is_neighbour(size_t n, size_t i, size_t j)
 static void
 rule_links(struct ctx *c, bool ring)
 {
-	size_t n = c->n, *miss = NULL, nmiss = 0, *who;
+	size_t n = c->n, *miss, nmiss, *who;
+	struct idxv mv = { 0 };
 	unsigned char *seen = xcalloc(n, 1);
 	struct jc_buf b = { 0 };
 
+	/* only rows with n entries are walked, so this is linear in the file */
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < n; j++) {
+		for (size_t j = 0; j < n && c->row_ok[i]; j++) {
 			size_t a, z;
 
-			if (i == j || !c->row_ok[i] || !c->row_ok[j])
+			if (i == j || !c->row_ok[j])
 				continue;
 			a = cnt(c, i, j);
 			z = cnt(c, j, i);
 			if (a == 0 && (!ring || is_neighbour(n, i, j))) {
-				miss = xreallocarray(miss, nmiss + 2, sizeof(*miss));
-				miss[nmiss++] = i;
-				miss[nmiss++] = j;
+				idxv_push(&mv, i);
+				idxv_push(&mv, j);
 			}
 			if (i > j)
 				continue;
@@ -450,6 +483,8 @@ rule_links(struct ctx *c, bool ring)
 			}
 		}
 	}
+	miss = mv.v;
+	nmiss = mv.n;
 	if (nmiss == 0) {
 		free(seen);
 		return;
@@ -510,10 +545,10 @@ rule_mesh(struct ctx *c)
 		    "the JACCL mesh supports up to %d hosts, this hostfile has %zu: "
 		    "use jaccl-ring", CHECK_MESH_MAX, c->n);
 	for (size_t i = 0; i < c->n; i++) {
-		for (size_t j = i + 1; j < c->n; j++) {
+		for (size_t j = i + 1; j < c->n && c->row_ok[i]; j++) {
 			size_t a, z, m;
 
-			if (!c->row_ok[i] || !c->row_ok[j])
+			if (!c->row_ok[j])
 				continue;
 			a = cnt(c, i, j);
 			z = cnt(c, j, i);
@@ -551,17 +586,38 @@ rule_mesh(struct ctx *c)
 static void
 rule_ring(struct ctx *c)
 {
-	size_t n = c->n, k = 0, kr = 0, *bad = NULL, nbad = 0;
+	size_t n = c->n, k = 0;
+	struct idxv bad = { 0 };
 	struct jc_buf b = { 0 };
 
-	/* JACCL takes the width from rank 0's right neighbour cell */
-	for (size_t r = 0; r < n && k == 0; r++) {
-		if (!c->row_ok[r])
-			continue;
-		k = cnt(c, r, (r + 1) % n);
-		kr = r;
-		if (k == 0)
-			k = cnt(c, r, (r + n - 1) % n);
+	/*
+	 * JACCL takes the width from rank 0's right neighbour cell; to say
+	 * which cells are odd, take the most common width instead.
+	 */
+	{
+		size_t *w = xcalloc(2 * n, sizeof(*w)), m = 0, best = 0;
+
+		for (size_t r = 0; r < n; r++) {
+			size_t l = cnt(c, r, (r + n - 1) % n), rr = cnt(c, r, (r + 1) % n);
+
+			if (c->row_ok[r] && l > 0)
+				w[m++] = l;
+			if (c->row_ok[r] && rr > 0 && n > 2)
+				w[m++] = rr;
+		}
+		qsort(w, m, sizeof(*w), size_cmp);
+		for (size_t i = 0; i < m;) {
+			size_t e = i;
+
+			while (e < m && w[e] == w[i])
+				e++;
+			if (e - i > best) {
+				best = e - i;
+				k = w[i];
+			}
+			i = e;
+		}
+		free(w);
 	}
 	for (size_t r = 0; r < n; r++) {
 		size_t side[2] = { (r + n - 1) % n, (r + 1) % n };
@@ -579,23 +635,22 @@ rule_ring(struct ctx *c)
 				    "direction", nm(c, r), w, nm(c, side[s]), CHECK_RING_MAX);
 			if (w == 0 || w == k)
 				continue;
-			if (nbad < 6)
-				buf_printf(&b, "%s%s lists %zu to %s", nbad ? ", " : "", nm(c, r), w,
+			if (bad.n < 6)
+				buf_printf(&b, "%s%s lists %zu to %s", bad.n ? ", " : "", nm(c, r), w,
 				    nm(c, side[s]));
-			bad = xreallocarray(bad, nbad + 2, sizeof(*bad));
-			bad[nbad++] = r;
-			bad[nbad++] = side[s];
+			idxv_push(&bad, r);
+			idxv_push(&bad, side[s]);
 		}
 	}
-	if (nbad > 0) {
-		if (nbad > 6)
-			buf_printf(&b, " and %zu more", (nbad - 6) / 2);
-		add(c, false, "ring-width-mismatch", bad, nbad,
-		    "a JACCL ring uses the same number of cables to every neighbour: %s lists "
-		    "%zu to %s, but %s", nm(c, kr), k, nm(c, (kr + 1) % n), b.data);
+	if (bad.n > 0) {
+		if (bad.n > 6)
+			buf_printf(&b, " and %zu more", (bad.n - 6) / 2);
+		add(c, false, "ring-width-mismatch", bad.v, bad.n,
+		    "a JACCL ring needs the same number of cables to every neighbour: "
+		    "most list %zu, but %s", k, b.data);
 	}
 	buf_free(&b);
-	free(bad);
+	free(bad.v);
 	for (size_t i = 0; i < n; i++)
 		if (c->row_ok[i])
 			rule_qp(c, i, true);
@@ -689,6 +744,7 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	rep->names = xcalloc(c.n + 1, sizeof(*rep->names));
 	c.rdma_bad = xcalloc(c.n + 1, sizeof(*c.rdma_bad));
 	c.row_ok = xcalloc(c.n + 1, sizeof(*c.row_ok));
+	c.mark = xcalloc(c.n + 1, 1);
 	for (size_t i = 0; i < c.n; i++) {
 		const char *s = hf->hosts[i].ssh;
 
@@ -729,6 +785,7 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 	tally_finish(&c);
 	free(c.rdma_bad);
 	free(c.row_ok);
+	free(c.mark);
 	rep->valid = rep->nproblems == 0;
 	return rep;
 }

@@ -484,7 +484,7 @@ hostfile_parse(const char *buf, size_t len, const char *name,
 
 	*out = NULL;
 	for (i = 0; i < len; i++)
-		if (!strchr(" \t\r\n", buf[i]) || buf[i] == '\0')
+		if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n')
 			break;
 	if (i == len) {
 		add_diag(&r, false, "empty-file", HF_PART_FILE, -1, "the file is empty");

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -408,12 +409,23 @@ plist_value(const xmlNode *n, int depth, struct jc_err *err)
 	return json_null();
 }
 
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+static void
+xml_init(void)
+{
+	xmlInitParser();
+}
+
 json_t *
 parse_plist_xml(const char *data, size_t len, struct jc_err *err)
 {
 	xmlDoc *doc;
 	const xmlNode *root, *top;
 	json_t *v;
+
+	/* libxml2 wants its global state set up once, before threads race. */
+	pthread_once(&xml_once, xml_init);
 
 	if (len > PARSE_TB_MAX || len > INT_MAX) {
 		jc_fail(err, -EFBIG, "output larger than %u bytes", PARSE_TB_MAX);

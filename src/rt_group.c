@@ -261,6 +261,18 @@ reduce(void *dst, const void *src, size_t count, enum rt_dtype t)
 	}
 }
 
+/* Scratch space of at least n bytes, kept between calls (no page faults). */
+static char *
+scratch(struct rt_group *g, size_t n)
+{
+	if (n > g->nscratch) {
+		free(g->scratch);
+		g->scratch = xmalloc(n);
+		g->nscratch = n;
+	}
+	return g->scratch;
+}
+
 /* ---- mesh ---- */
 
 static int
@@ -291,13 +303,18 @@ mesh_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 	size_t es = rt_dtype_size(t), n = (size_t)g->size, me = (size_t)g->rank;
 	size_t seg = MESH_SEGMENT / es, off[RT_MESH_MAX_PEERS + 1];
 	struct rt_xfer *x = xcalloc(2 * n, sizeof(*x));
-	char **tmp = xcalloc(n, sizeof(char *));
+	char **tmp = xcalloc(n, sizeof(char *)), *space;
+	size_t part;
 	int rc = 0;
 
 	if (seg < n)
 		seg = n;
+	if (seg > count)
+		seg = count;
+	part = (seg / n + 1) * es;
+	space = scratch(g, part * n);
 	for (size_t p = 0; p < n; p++)
-		tmp[p] = xmalloc((seg / n + 1) * es);
+		tmp[p] = space + p * part;
 	for (size_t base = 0; base < count && rc == 0; base += seg) {
 		size_t len = count - base < seg ? count - base : seg, k = 0;
 		char *b = buf + base * es;
@@ -341,8 +358,6 @@ mesh_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 		}
 		rc = rt_group_run(g, x, k, err);
 	}
-	for (size_t p = 0; p < n; p++)
-		free(tmp[p]);
 	free(tmp);
 	free(x);
 	return rc;
@@ -430,8 +445,13 @@ ring_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 	size_t ns = ring_slices(g, count, small, s);
 	int rc = 0;
 
-	for (size_t i = 0; i < ns; i++)
-		s[i].tmp = xmalloc((s[i].len / N + 1) * es);
+	{
+		size_t part = (count / ns / N + 2) * es;
+		char *space = scratch(g, part * ns);
+
+		for (size_t i = 0; i < ns; i++)
+			s[i].tmp = space + i * part;
+	}
 	/* reduce-scatter: after N-1 steps chunk r+sign of each slice is complete */
 	for (size_t step = 0; step + 1 < N && rc == 0; step++) {
 		size_t k = 0, so, sl, ro, rl;
@@ -465,8 +485,6 @@ ring_all_reduce(struct rt_group *g, char *buf, size_t count, enum rt_dtype t,
 		}
 		rc = rt_group_run(g, x, k, err);
 	}
-	for (size_t i = 0; i < ns; i++)
-		free(s[i].tmp);
 	return rc;
 }
 
@@ -512,5 +530,6 @@ rt_group_close(struct rt_group *g)
 		free(g->links[i].peer_device);
 	}
 	free(g->links);
+	free(g->scratch);
 	free(g);
 }

@@ -83,6 +83,8 @@ struct rt_group {
 	const struct rt_fabric_ops *fab;
 	void *fctx;		/* the fabric's */
 	struct rt_sc *sc;	/* borrowed */
+	char *scratch;		/* reused by the collectives (grow-only) */
+	size_t nscratch;
 };
 
 enum rt_dtype {

@@ -21,6 +21,7 @@
 #include "util.h"
 
 #define ERRLEN 240
+#define RT_SWEEP_BUDGET 0.25	/* seconds of timed all-reduces per size */
 
 struct cable {
 	int a, la, b, lb;
@@ -301,15 +302,40 @@ sweep(struct rt_group *g, const size_t *sizes, const enum rt_dtype *types, size_
 	buf = xmalloc(max + 8);
 	for (size_t i = 0; i < nrows; i++) {
 		size_t count = sizes[i] / rt_dtype_size(types[i]);
-		size_t iters = (32u << 20) / sizes[i];
-		double t0;
+		size_t iters;
+		double t0, tw, *all = xcalloc((size_t)g->size, sizeof(double));
 		int rc;
 
-		iters = iters < 3 ? 3 : iters > 50 ? 50 : iters;
 		fill_check(g, buf, count, types[i], false);
+		t0 = jc_now();
 		rc = rt_group_all_reduce(g, buf, count, types[i], &err);
+		tw = rc < 0 ? -1 : jc_now() - t0;
 		if (rc == 0)
 			rows[i].wrong = fill_check(g, buf, count, types[i], true);
+		/*
+		 * Every rank must run the same number of iterations: agree on
+		 * the slowest warm-up (or on stopping, if any rank failed) and
+		 * spend about RT_SWEEP_BUDGET seconds on each size.
+		 */
+		if (rt_sc_all_gather(g->sc, &tw, sizeof(tw), all, &err) < 0) {
+			free(all);
+			rc = -EPIPE;
+			rows[i].status = rc;
+			ph->status = rc;
+			snprintf(ph->err, sizeof(ph->err), "rank %d: %.200s", g->rank, err.msg);
+			break;
+		}
+		for (int r = 0; r < g->size; r++) {
+			if (all[r] < 0 && rc == 0) {
+				rc = -ECANCELED;
+				snprintf(err.msg, sizeof(err.msg), "rank %d failed", r);
+			}
+			if (all[r] > tw)
+				tw = all[r];
+		}
+		free(all);
+		iters = tw > 0 ? (size_t)(RT_SWEEP_BUDGET / tw) : 50;
+		iters = iters < 1 ? 1 : iters > 50 ? 50 : iters;
 		t0 = jc_now();
 		for (size_t it = 0; it < iters && rc == 0; it++)
 			rc = rt_group_all_reduce(g, buf, count, types[i], &err);

@@ -68,6 +68,11 @@ with open(t + "/big-mesh.json", "w") as f:
         f.write('{"ssh": "m%d", "ips": ["10.0.0.1"], "rdma": [%s]}%s\n'
                 % (i, row, "," if i + 1 < n else ""))
     f.write("]}\n")
+# 200000 hosts without rdma under jaccl: rules that walk pairs of hosts
+# must not walk the 4e10 pairs of a matrix that is not there
+with open(t + "/many-hosts.json", "w") as f:
+    f.write('{"backend": "jaccl", "hosts": [%s]}\n'
+            % ",".join('{"ssh": "h%d"}' % i for i in range(200000)))
 PY
 head -c 17000000 /dev/zero | tr '\0' ' ' >"$t/huge.json"
 ln -s "$t/nowhere.json" "$t/dangling.json"
@@ -76,6 +81,7 @@ big_ring=$n
 run "10 MB matrix: one device for every peer, too many ranks, too many queue pairs" \
 	"1 jaccl device-two-peers,mesh-too-large,qp-budget -" "$t/big-mesh.json"
 big_mesh=$n
+run "200000 hosts without rdma lists" "1 jaccl mesh-too-large,rank0-no-ip,rdma-length -" "$t/many-hosts.json"
 run "a file over 16 MiB is refused" "1 null too-large -" "$t/huge.json"
 run "a directory is not a hostfile" "1 null not-a-file -" "$t"
 run "a missing file" "1 null missing-file -" "$t/no-such.json"

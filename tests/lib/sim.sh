@@ -18,6 +18,8 @@
 # SIM_NET (management /24, e.g. 10.170.12), and SIM_SIMCLUSTER, SIM_TOPODIR.
 # Several clusters may be up at once in one test: sim_up makes the new one
 # current; sim_use DIR switches back to an earlier one (SIM_DIR of it).
+# sim.sh replaces tap.sh's EXIT trap with one that also tears the clusters
+# down; a test that sets its own EXIT trap must call _sim_cleanup in it.
 
 SIM_SIMCLUSTER=${top_srcdir:-.}/tests/sim/simcluster.sh
 SIM_TOPODIR=${top_srcdir:-.}/tests/sim/topologies

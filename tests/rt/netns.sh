@@ -6,13 +6,16 @@
 # where the coordinator lives. Everything is created under $RT_PREFIX and
 # removed by rt_down.
 #
-#   rt_up N           namespaces ${RT_PREFIX}-0..N-1 and the bridge
+#   rt_up N           namespaces ${RT_PREFIX}gK-0..N-1 and the bridge (K counts clusters)
 #   rt_cable A B      one more cable between ranks A and B
 #   rt_matrix FILE [list]  write the device matrix (cells as strings when
 #                     a pair has one cable, unless "list" is given)
+#   rt_settle         wait until every cable has its carrier
 #   rt_exec I CMD...  run CMD in rank I's namespace
 #   rt_down           kill what runs inside, delete every namespace
-RT_PREFIX=${RT_PREFIX:-rt$$}
+RT_BASE=${RT_PREFIX:-rt$$}
+RT_PREFIX=$RT_BASE
+rt_gen=0
 RT_MGMT=10.234.0		# inside our namespaces only
 rt_n=0
 rt_subnet=0
@@ -22,6 +25,9 @@ rt_ns() { echo "${RT_PREFIX}-$1"; }
 
 rt_up() {
 	rt_n=$1
+	# fresh names for every cluster: a deleted namespace's name may linger
+	rt_gen=$((rt_gen + 1))
+	RT_PREFIX="${RT_BASE}g$rt_gen"
 	ip netns add "${RT_PREFIX}-m" || return 1
 	ip -n "${RT_PREFIX}-m" link add br0 type bridge || return 1
 	ip -n "${RT_PREFIX}-m" link set br0 up
@@ -77,6 +83,20 @@ rt_matrix() {
 		done
 		printf ']\n'
 	} >"$file"
+	rt_settle
+}
+
+# wait (up to 3 s) until every interface of every rank is operationally up
+rt_settle() {
+	local i tries
+	for i in $(seq 0 $((rt_n - 1))); do
+		tries=0
+		while ip -n "$(rt_ns "$i")" -o link show 2>/dev/null | grep ' en[0-9]' |
+		    grep -qv 'state UP' && [ "$tries" -lt 30 ]; do
+			sleep 0.1
+			tries=$((tries + 1))
+		done
+	done
 }
 
 rt_exec() {
@@ -87,7 +107,7 @@ rt_exec() {
 
 rt_pids() {
 	local ns
-	for ns in $(ip netns list | awk '{print $1}' | grep "^${RT_PREFIX}-"); do
+	for ns in $(ip netns list | awk '{print $1}' | grep "^${RT_BASE}g"); do
 		ip netns pids "$ns" 2>/dev/null
 	done
 }
@@ -95,7 +115,7 @@ rt_pids() {
 rt_down() {
 	local ns p
 	for p in $(rt_pids); do kill -9 "$p" 2>/dev/null; done
-	for ns in $(ip netns list | awk '{print $1}' | grep "^${RT_PREFIX}-"); do
+	for ns in $(ip netns list | awk '{print $1}' | grep "^${RT_BASE}g"); do
 		ip netns del "$ns" 2>/dev/null
 	done
 	rt_cell=()

@@ -7,11 +7,11 @@
 # no link can reach. Needs root for the namespaces.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
+RT_PREFIX="rt$$v"
 . "$top_srcdir/tests/rt/netns.sh"
 
 [ "$(id -u)" = 0 ] || skip_all "needs root for network namespaces"
 command -v ip >/dev/null || skip_all "iproute2 missing"
-RT_PREFIX="rt$$v"
 ip netns add "$RT_PREFIX-probe" 2>/dev/null || skip_all "cannot create network namespaces"
 ip netns del "$RT_PREFIX-probe"
 trap 'rt_down; rm -rf "$t"' EXIT
@@ -29,8 +29,9 @@ run_ranks() {
 		rt_exec "$r" env -i PATH="$PATH" \
 		    ${JACCL_VERIFY_MB:+JACCL_VERIFY_MB=$JACCL_VERIFY_MB} \
 		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
+		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
-		    MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT" ${ring:+MLX_JACCL_RING=1} \
+		    ${NOCOORD:-MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT"} ${ring:+MLX_JACCL_RING=1} \
 		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
 		    >"$t/out$r" 2>"$t/err$r" &
 		eval "pid$r=\$!"
@@ -57,6 +58,18 @@ grep -Eq '^ +0 rdma_en2 +1 rdma_en2 +[0-9.]+ +[0-9.]+ +[0-9.]+' "$t/out0"
 ok $? "mesh of 2: the link is measured in both directions"
 grep -q 'Out of bounds values : 0 OK' "$t/out0"; ok $? "mesh of 2: all-reduce results right"
 [ ! -s "$t/out1" ]; ok $? "mesh of 2: rank 1 prints nothing"
+# a floor no veth reaches
+run_ranks "0 1" "" --timeout 5 --min-bw 100000GB/s
+[ "$st0" = 1 ] && [ "$st1" = 1 ] && grep -q 'slower than the floor' "$t/out0"
+ok $? "--min-bw above every link: exit 1, the slow link named"
+# no coordinator: the error names both fixes; the file side channel needs none
+NOCOORD=RT_NONE=1 run_ranks "0 1" "" --timeout 5
+[ "$st0" = 1 ] && grep -q 'MLX_JACCL_COORDINATOR.*--side-channel' "$t/err0"
+ok $? "no coordinator: the error names both fixes"
+mkdir "$t/sc"
+NOCOORD=RT_NONE=1 run_ranks "0 1" "" --timeout 5 --side-channel "file=$t/sc"
+all_zero 0 1 && grep -q 'side channel file=' "$t/out0" && grep -q '^verify: PASS' "$t/out0"
+ok $? "file side channel without a coordinator: PASS" || show 0 1
 rt_down
 
 # --- 3-rank mesh, JSON report
@@ -81,10 +94,6 @@ run_ranks "0 1 2" ring --timeout 5 --json
 all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring"' "$t/out0"
 ok $? "MLX_JACCL_RING=1 on a triangle: ring group, right results" || show 0 1 2
 
-# a floor no veth reaches
-run_ranks "0 1 2" "" --timeout 5 --min-bw 100000GB/s
-[ "$st0" = 1 ] && grep -q 'slower than the floor' "$t/out0"
-ok $? "--min-bw above every link: exit 1, the slow links named"
 
 # a rank that never starts
 run_ranks "0 1" "" --timeout 1
@@ -123,5 +132,31 @@ ok $? "cable down mid-run: rank 0 exits 1 and names rdma_en2" || { show 0 1; cat
 [ "$st1" = 1 ]; ok $? "cable down mid-run: rank 1 exits 1"
 [ -z "$(rt_pids)" ]; ok $? "no process left in the namespaces"
 rt_down
-[ -z "$(ip netns list | grep "^$RT_PREFIX-")" ]; ok $? "namespaces removed"
+
+# --- the verbs fabric, on the userspace verbs device of the test suite
+if [ -z "${SOFTVERBS_LIB:-}" ] || [ ! -f "$SOFTVERBS_LIB" ]; then
+	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
+	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
+	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
+else
+	export JACCL_IBVERBS_LIB=$SOFTVERBS_LIB JACCL_VERIFY_MB=2 JACCL_VERIFY_MAX_MB=1
+	rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
+	run_ranks "0 1 2" "" --timeout 5 --json
+	all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["fabric"] == "verbs" and r["allreduce"]["wrong"] == 0 and len(r["allreduce"]["rows"]) == 12' "$t/out0"
+	ok $? "verbs chosen by default when every rank has the devices: mesh of 3 right" || show 0 1 2
+	echo '[[null, "rdma_en9", "rdma_en3"], ["rdma_en2", null, "rdma_en3"], ["rdma_en3", "rdma_en3", null]]' >"$t/devs.json"
+	run_ranks "0 1 2" "" --timeout 2 --fabric verbs
+	[ "$st0" = 1 ] && grep -q 'rank 0: link to rank 1 over rdma_en9.*Could not find device' "$t/err0"
+	ok $? "verbs: a device that does not exist is named" || show 0 1 2
+	rt_down
+	rt_up 4
+	for i in 0 1 2 3; do rt_cable "$i" $(( (i + 1) % 4 )); rt_cable "$i" $(( (i + 1) % 4 )); done
+	rt_matrix "$t/devs.json" list
+	run_ranks "0 1 2 3" ring --timeout 5 --json --fabric verbs
+	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring" and r["wires"] == 2 and r["allreduce"]["wrong"] == 0' "$t/out0"
+	ok $? "verbs: ring of 4 x 2 cables right" || show 0 1 2 3
+	rt_down
+	unset JACCL_IBVERBS_LIB
+fi
+[ -z "$(ip netns list | grep "^${RT_BASE}g")" ]; ok $? "namespaces removed"
 done_testing

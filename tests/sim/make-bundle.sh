@@ -49,7 +49,7 @@ for h in $(awk -F'\t' '$5 == "mac" {print $1}' "$work/hosts.tsv"); do
 	echo "$h" > "$out/$h/hostname.txt"
 	echo "$cmds" | sed "s|^|$work/hosts/$h	$out/$h/|"
 done > "$work/batch.tsv"
-FAKEMAC_OFFLINE=1 "$py" "$here/fakemac/fakemac.py" --run-batch < "$work/batch.tsv" > "$work/status.tsv"
+FAKEMAC_OFFLINE=1 "$py" -S "$here/fakemac/fakemac.py" --run-batch < "$work/batch.tsv" > "$work/status.tsv"
 cp "$work/topology.json" "$out/topology.json"
 "$py" - "$work/status.tsv" "$out/manifest.json" <<'EOF'
 import json, sys

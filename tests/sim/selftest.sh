@@ -127,6 +127,9 @@ for h in topo["hosts"]:
     assert got == want, (h, got, want)
 EOF
 ok $? "ibv_devinfo: PORT_ACTIVE exactly on the cabled TB5 ports"
+is "$(sim_ssh m3-ultra-1 ifconfig -l </dev/null)" \
+	"lo0 gif0 stf0 anpi0 anpi1 en0 en1 en2 en3 en4 en5 en6 en7 ap1 awdl0 llw0 bridge0 utun0 utun1 utun2 utun3" \
+	"ifconfig -l: the interfaces of a real Mac Studio"
 sim_ssh m3-ultra-1 'sudo ifconfig en5 inet 10.99.2.1 netmask 255.255.255.252' </dev/null &&
 	sim_ssh m3-ultra-2 'sudo ifconfig en5 inet 10.99.2.2 netmask 0xfffffffc' </dev/null
 ok $? "fake ifconfig under sudo sets addresses"
@@ -204,8 +207,8 @@ dir=$SIM_DIR
 sim_down
 
 # --- nothing left ---------------------------------------------------------------
-is "$(ip netns list | grep -c "^j$(printf %x $$)t")" 0 "no namespace of this test left"
-is "$(ip -o link show | grep -c " j$(printf %x $$)t")" 0 "no link of this test left"
+is "$(ip netns list 2>/dev/null | grep -c "^j$(printf %x $$)t")" 0 "no namespace of this test left"
+is "$(ip -o link show 2>/dev/null | grep -c " j$(printf %x $$)t")" 0 "no link of this test left"
 sleep 0.2
 is "$(ps -eo args= | grep -F "$dir" | grep -vc grep)" 0 "no process of the last cluster left"
 [ ! -e "$dir" ] && [ ! -e "${SIM_LOCKDIR}/$prefix" ]

@@ -178,7 +178,9 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON
     local hd=$1 py=$2 c
     mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
     for c in $FAKE_BIN $FAKE_SBIN; do
-        printf '#!/bin/sh\nexec "%s" "%s" --simhost "%s" %s "$@"\n' \
+        # -S: the fakes need only the standard library; skipping site
+        # start-up makes every fake command noticeably cheaper
+        printf '#!/bin/sh\nexec "%s" -S "%s" --simhost "%s" %s "$@"\n' \
             "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
         chmod 755 "$hd/bin/$c"
     done
@@ -283,6 +285,10 @@ EOF
             "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
     done < "$DIR/hosts.tsv"
 
+    # every sshd has daemonized (it exists as an sshd process): another
+    # cluster's `down` will now leave /run/sshd alone
+    unlock
+
     cat >> "$DIR/ssh_config" <<EOF
 Host *
     User root
@@ -301,9 +307,8 @@ EOF
             [[ -s $hd/sshd.pid ]] && break
             sleep 0.02
         done
-        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; unlock; die "sshd on $name did not start"; }
+        [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; die "sshd on $name did not start"; }
     done < "$DIR/hosts.tsv"
-    unlock
     UP_DONE=1
     [[ ${KC_QUIET:-0} == 1 ]] || cmd_info
 }

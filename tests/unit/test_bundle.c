@@ -219,7 +219,9 @@ test_platform(void)
 	raw_add(&r, "ip-j-addr.txt", S("[]"), 0);
 	ok(platform_for_raw(&r) == &jc_platform_macos, "uname wins over file names");
 	raw_add(&r, "uname.txt", S("FreeBSD\n"), 0);
-	ok(platform_for_raw(&r) == &jc_platform_linux, "unknown uname: by files (ip-)");
+	ok(platform_for_raw(&r) == NULL, "unknown uname: no backend, whatever the files");
+	raw_add(&r, "uname.txt", S("\n"), 0);
+	ok(platform_for_raw(&r) == &jc_platform_linux, "empty uname: by files (ip-)");
 	raw_clear(&r);
 	raw_add(&r, "networksetup-listallhardwareports.txt", S(""), 0);
 	ok(platform_for_raw(&r) == &jc_platform_macos, "networksetup: macOS");
@@ -301,6 +303,21 @@ test_platform(void)
 	is_str(h.mgmt_iface, "en1", "mgmt iface en1");
 	is_int(h.rdma_enabled, JC_NO, "rdma_ctl disabled");
 	is_int(h.rdma_listed, JC_NO, "header-only ibv_devices: not listed");
+	jc_host_clear(&h);
+	raw_clear(&r);
+
+	/* No address on en0/en1: another interface, never a Thunderbolt one. */
+	raw_add(&r, "ipconfig-getifaddr-en0.txt", S(""), 1);
+	raw_add(&r, "networksetup-listallhardwareports.txt",
+	    S("Hardware Port: Thunderbolt 1\nDevice: en2\n"), 0);
+	raw_add(&r, "ifconfig.txt", S("lo0: flags=8049<UP,LOOPBACK> mtu 16384\n"
+	    "\tinet 127.0.0.1 netmask 0xff000000\n"
+	    "en2: flags=8863<UP> mtu 1500\n\tinet 10.0.0.1 netmask 0xfffffffc\n"
+	    "en7: flags=8863<UP> mtu 1500\n\tinet 169.254.3.3 netmask 0xffff0000\n"
+	    "\tinet 192.168.5.5 netmask 0xffffff00\n"), 0);
+	ok(jc_platform_macos.parse(&h, &r, &err) == 0, "fallback outputs parse");
+	is_str(h.mgmt_ip, "192.168.5.5", "management address from another interface");
+	is_str(h.mgmt_iface, "en7", "its interface");
 	jc_host_clear(&h);
 	raw_clear(&r);
 }

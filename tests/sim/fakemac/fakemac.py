@@ -31,12 +31,10 @@ root, as on a Mac where the ssh user is not root: they fail unless run through
 the fake sudo (which sets SIMCLUSTER_SUDO=1).
 """
 
-import datetime
 import fcntl
 import ipaddress
 import json
 import os
-import plistlib
 import shlex
 import shutil
 import subprocess
@@ -44,7 +42,6 @@ import sys
 
 SYS_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 IP = shutil.which("ip", path=SYS_PATH) or "ip"
-TIMESTAMP = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 
 
 class Host:
@@ -378,6 +375,9 @@ def cmd_system_profiler_real(host, args):
         else:
             out("{\n\n}\n")
     elif fmt == "xml":
+        import datetime   # only here: every command starts faster without them
+        import plistlib
+        timestamp = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
         arr = []
         for t in known:
             fn, parent, reporter, level = SP_TYPES[t]
@@ -390,7 +390,7 @@ def cmd_system_profiler_real(host, args):
                 "_detailLevel": level,
                 "_items": fn(host),
                 "_parentDataType": parent,
-                "_timeStamp": TIMESTAMP,
+                "_timeStamp": timestamp,
                 "_versionInfo": {f"com.apple.SystemProfiler.{reporter}": "1.0"},
             })
         sys.stdout.flush()
@@ -641,10 +641,38 @@ def iface_list(host, links):
         ens.append((c["wifi"]["if"], "wifi"))
     ens += [(p["if"], "tb") for p in c["tb_ports"]]
     ens.sort(key=lambda x: int(x[0][2:]))
-    res = [("lo0", "lo"), ("gif0", "gif"), ("stf0", "stf")] + ens
+    extra = [x["if"] for x in c.get("extra_ifs", [])]
+    res = [("lo0", "lo"), ("gif0", "gif"), ("stf0", "stf")]
+    res += [(x, "extra") for x in extra if x.startswith("anpi")] + ens
+    res += [(x, "extra") for x in extra if x[:2] in ("ap", "aw", "ll")]
     if host.state()["bridge0"]["exists"]:
         res.append(("bridge0", "bridge"))
+    res += [(x, "extra") for x in extra if x.startswith("utun")]
     return res
+
+
+def render_extra(host, name, scope):
+    """Interfaces of a real Mac that have nothing to do with Thunderbolt."""
+    mac = next(x["mac"] for x in host.cfg["extra_ifs"] if x["if"] == name)
+    ll = f"\tinet6 {link_local(mac)}%{name} prefixlen 64 scopeid 0x{scope[name]:x} \n"
+    if name.startswith("anpi"):
+        return (f"{name}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                f"\toptions=400<CHANNEL_IO>\n\tether {mac} \n"
+                "\tmedia: none\n\tstatus: inactive\n")
+    if name.startswith("ap"):
+        return (f"{name}: flags=8843<UP,BROADCAST,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                f"\toptions=6460<TSO4,TSO6,CHANNEL_IO,PARTIAL_CSUM,ZEROINVERT_CSUM>\n"
+                f"\tether {mac} \n\tnd6 options=201<PERFORMNUD,DAD>\n"
+                "\tmedia: autoselect (<unknown type>)\n\tstatus: inactive\n")
+    if name.startswith("awdl") or name.startswith("llw"):
+        opts = ("6460<TSO4,TSO6,CHANNEL_IO,PARTIAL_CSUM,ZEROINVERT_CSUM>"
+                if name.startswith("awdl") else "400<CHANNEL_IO>")
+        return (f"{name}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                f"\toptions={opts}\n\tether {mac} \n" + ll +
+                "\tnd6 options=201<PERFORMNUD,DAD>\n\tmedia: autoselect\n\tstatus: active\n")
+    mtu = 1380 if name == "utun0" else 2000 if name == "utun1" else 1000
+    return (f"{name}: flags=8051<UP,POINTOPOINT,RUNNING,MULTICAST> mtu {mtu}\n" + ll +
+            "\tnd6 options=201<PERFORMNUD,DAD>\n")
 
 
 def mask_hex(prefix):
@@ -667,6 +695,8 @@ def render_iface(host, name, kind, links, st, scope):
         return "gif0: flags=8010<POINTOPOINT,MULTICAST> mtu 1280\n"
     if kind == "stf":
         return "stf0: flags=0<> mtu 1280\n"
+    if kind == "extra":
+        return render_extra(host, name, scope)
     br = st["bridge0"]
     if kind == "bridge":
         up = br["up"]
@@ -779,7 +809,7 @@ def cmd_ifconfig(host, args, argv):
         out(" ".join(n for n, _ in ifs) + "\n")
         return 0, False
     name, rest = args[0], args[1:]
-    if name not in kinds or (kinds[name] not in ("wifi", "lo", "gif", "stf", "bridge")
+    if name not in kinds or (kinds[name] not in ("wifi", "lo", "gif", "stf", "bridge", "extra")
                              and name not in links):
         err(f"ifconfig: interface {name} does not exist\n")
         return 1, bool(rest)
@@ -813,7 +843,7 @@ def cmd_ifconfig(host, args, argv):
                 i += 1
         host.update_state(apply)
         return 0, True
-    if kinds[name] in ("wifi", "lo", "gif", "stf"):
+    if kinds[name] in ("wifi", "lo", "gif", "stf", "extra"):
         return 0, True   # accepted, not simulated
 
     rc = 0

@@ -63,7 +63,7 @@ MODELS = {
 HOST_KEYS = {
     "name", "model", "family", "chip", "macos", "build", "rdma_enabled", "tb_ports",
     "tb_map", "tb_gen", "en0_port", "wifi", "sudo", "cpus", "memory_gb", "computer_name",
-    "personality", "system_profiler",
+    "personality", "system_profiler", "ifconfig_extras",
 }
 LINUX_KEYS = {"name", "personality", "ports", "ifnames", "sudo"}
 SP_MODES = ("normal", "garbage", "truncated", "empty", "error")
@@ -218,6 +218,9 @@ def normalise(topo):
         hst.setdefault("rdma_enabled", hst["tb_gen"] >= 5)
         hst.setdefault("sudo", "nopasswd")
         hst.setdefault("computer_name", name)
+        hst.setdefault("ifconfig_extras", True)
+        if not isinstance(hst["ifconfig_extras"], bool):
+            raise TopologyError(f"{name}: ifconfig_extras must be true or false")
         if hst["tb_gen"] not in (3, 4, 5):
             raise TopologyError(f"{name}: tb_gen must be 3, 4 or 5")
         if not isinstance(hst["rdma_enabled"], bool):
@@ -520,6 +523,12 @@ def build(topo, prefix, mgmt_net):
             "mgmt": {"if": "en0", "ip": f"{mgmt_net}.{10 + i}", "prefix": 24, "mac": mgmt_mac,
                      "port_name": hst["en0_port"]},
             "wifi": wifi,
+            # the other interfaces every Mac lists in ifconfig (not Thunderbolt, no IPv4)
+            "extra_ifs": ([{"if": x, "mac": det_mac(0x5a if x.startswith("anpi") else 0x02,
+                                                    name, x)}
+                           for x in ("anpi0", "anpi1", "ap1", "awdl0", "llw0", "utun0",
+                                     "utun1", "utun2", "utun3")]
+                          if hst["ifconfig_extras"] else []),
             "hardware_ports": hw_ports,
             "tb_ports": tb_ports,
             "bridge": {"mac": tb_ports[0]["mac"], "members": [p["if"] for p in tb_ports]},
