@@ -90,8 +90,12 @@ for h in d["plan"]:
 	! grep -q '^\[#\]' "$t/err"
 	ok $? "$topo: a second run runs no command"
 	_mutations > "$t/mut2"
-	cmp -s "$t/mut1" "$t/mut2"
-	ok $? "$topo: a second run changes nothing (the fakes' mutation logs are unchanged)"
+	if [ -s "$t/mut1" ]; then
+		cmp -s "$t/mut1" "$t/mut2"
+		ok $? "$topo: a second run changes nothing (the fakes' mutation logs are unchanged)"
+	else
+		skip "$topo: no mutation log (Linux hosts run the real commands)"
+	fi
 	_state "$t/configured2"
 	cmp -s "$t/configured" "$t/configured2"
 	ok $? "$topo: ... and the addresses, routes and bridge are unchanged"
