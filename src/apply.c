@@ -1187,6 +1187,7 @@ apply_run(const struct plan *p, const struct graph *g, const struct apply_opts *
 			if (!want[i])
 				continue;
 			if (sl[i].rc == 0) {
+				res->hosts[i].undone = true;
 				if (res->hosts[i].status != APPLY_HOST_FAILED)
 					res->hosts[i].status = APPLY_HOST_ROLLED_BACK;
 			} else {

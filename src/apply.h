@@ -57,6 +57,7 @@ struct apply_host_result {
 	const char *name;	/* borrowed from the inventory */
 	enum apply_host_status status;
 	size_t ran;		/* setup commands run */
+	bool undone;		/* ran commands, then was put back */
 	char *error;		/* what went wrong, or NULL */
 };
 

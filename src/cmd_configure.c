@@ -141,7 +141,7 @@ discover(struct run *r)
 
 		for (size_t i = 0; i < r->n; i++)
 			if (!r->hosts[i].reachable)
-				jc_info(r->hosts[i].name, "%s", r->hosts[i].error);
+				jc_error(r->hosts[i].name, "%s", r->hosts[i].error);
 		buf_puts(&b, "Could not ssh to the following hosts:\n");
 		for (size_t i = 0; i < r->n; i++)
 			if (!r->hosts[i].reachable)
@@ -324,7 +324,7 @@ auto_setup(struct run *r)
 			    res.hosts[i].name);
 		else if (res.hosts[i].status == APPLY_HOST_DONE)
 			jc_info(res.hosts[i].name, "set up (%zu commands)", res.hosts[i].ran);
-		else if (res.hosts[i].status == APPLY_HOST_ROLLED_BACK)
+		else if (res.hosts[i].undone)
 			fprintf(stderr, "%s: %s: put back as it was\n", JC_PROG, res.hosts[i].name);
 	}
 	if (rc != 0)

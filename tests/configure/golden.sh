@@ -106,6 +106,20 @@ assert p["iface"] == "en2" and p["peer"] == {"host": "b", "receptacle": "1", "if
 EOT
 ok $? "--save-cabling: hosts, ports, peers and cables"
 
+# unreachable hosts, as mlx: the list and its hint, exit 1; or left out
+"$JACCL_CONFIG" --from "$a" --hosts a,b,zz > "$t/o" 2> "$t/e" < /dev/null
+st=$?
+[ $st -eq 1 ] && grep -qx 'Could not ssh to the following hosts:' "$t/e" &&
+    grep -qx '  -  zz' "$t/e" && grep -qx 'Maybe they are not set-up for password-less ssh?' "$t/e" &&
+    [ ! -s "$t/o" ]
+ok $? "an unreachable host: mlx's message, exit 1, nothing on standard output"
+"$JACCL_CONFIG" --from "$a" --hosts a,b,zz --ignore-unreachable --output-hostfile "$t/hf3.json" \
+    > /dev/null 2> "$t/e" < /dev/null
+st=$?
+[ $st -eq 0 ] && grep -q 'zz: warning: unreachable, left out' "$t/e" &&
+    python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); assert [x["ssh"] for x in h["hosts"]] == ["a", "b"]' "$t/hf3.json"
+ok $? "--ignore-unreachable: left out with a warning, the others configured"
+
 # manual mode never waits when standard input is not a terminal
 timeout 20 "$JACCL_CONFIG" --from "$a" > /dev/null 2>&1 < /dev/null
 ok $? "manual mode does not block without a terminal"
