@@ -885,6 +885,37 @@ save_last(const char *dir, json_t *meta, struct jc_err *err)
 	return rc;
 }
 
+/*
+ * Hosts that are already set up run nothing and save nothing; when the
+ * previous setup saved their state (and it was not undone), keep those
+ * entries, so that restore still undoes them.
+ */
+static void
+carry_over(const char *dir, const struct plan *p, const struct apply_result *res, json_t *hosts)
+{
+	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
+	json_t *old = json_load_file(path, 0, NULL), *v;
+	const char *st = jget_str(old, "status");
+	size_t k;
+
+	free(path);
+	if (st == NULL || strcmp(st, "restored") == 0 || strcmp(st, "rolled-back") == 0) {
+		json_decref(old);
+		return;
+	}
+	json_array_foreach(json_object_get(old, "hosts"), k, v) {
+		const char *name = jget_str(v, "host");
+
+		if (name == NULL || json_is_true(json_object_get(v, "restored")))
+			continue;
+		for (size_t i = 0; i < p->n; i++)
+			if (res->hosts[i].status == APPLY_HOST_UNCHANGED &&
+			    strcmp(res->hosts[i].name, name) == 0)
+				json_array_append(hosts, v);
+	}
+	json_decref(old);
+}
+
 /* ---- apply ---- */
 
 struct ap_slot {
@@ -1142,6 +1173,8 @@ apply_run(const struct plan *p, const struct graph *g, const struct apply_opts *
 			free(file);
 			free(path);
 		}
+		if (rc == 0)
+			carry_over(dir, p, res, hosts);
 		json_object_set_new(meta, "hosts", hosts);
 		if (rc == 0)
 			rc = save_last(dir, meta, err);

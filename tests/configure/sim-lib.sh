@@ -102,6 +102,20 @@ for h in d["plan"]:
 	cmp -s "$t/hf.json" "$t/hf2.json"
 	ok $? "$topo: ... and the hostfile is the same"
 
+	if [ "$nh" -eq 2 ]; then
+		# one host undone alone, then set up again: the other keeps its saved state
+		h1=$(_hosts | sed -n 2p)
+		"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" --hosts "$h1" > "$t/out" 2> "$t/err"
+		r=$?
+		[ $r -eq 0 ] && [ "$(grep -c ': restored (' "$t/out")" = 1 ] && grep -q "^$h1: restored" "$t/out"
+		ok $? "$topo: restore --hosts $h1 restores that host only"
+		"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+		    --output-hostfile "$t/hf4.json" < /dev/null > "$t/out" 2> "$t/err"
+		r=$?
+		[ $r -eq 0 ] && [ "$(grep -c 'already configured, nothing to change' "$t/err")" = 1 ] &&
+		    grep -q "^\[#\] $h1: " "$t/err" && ! grep -q "^\[#\] $(_hosts | sed -n 1p): " "$t/err"
+		ok $? "$topo: set up again, only $h1 runs commands"
+	fi
 	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 	r=$?
 	ok $r "$topo: restore succeeds"
