@@ -492,11 +492,13 @@ cmd_configure(struct jc_opts *o)
 
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	if (o->verify) {
-		jc_error(NULL, "--verify is not available yet in this build; run '%s verify --hostfile FILE' once it is",
+	if (o->verify && o->json)
+		return cli_usage_error(o->cmd, "--verify prints its own report; for JSON run '%s verify --json'",
 		    JC_PROG);
-		return JC_EXIT_FAIL;
-	}
+	if (o->verify && o->from != NULL)
+		return cli_usage_error(o->cmd, "--verify measures live hosts; it cannot run on a replayed bundle (--from)");
+	if (o->verify && o->dot)
+		return cli_usage_error(o->cmd, "--dot prints the cabling and exits; it cannot be combined with --verify");
 	if ((rc = load_hosts(&r)) != 0)
 		goto out;
 	if (r.n == 0) {
@@ -623,6 +625,9 @@ cmd_configure(struct jc_opts *o)
 			goto out;
 	}
 	rc = write_hostfile(&r);
+	if (rc == 0 && o->verify)
+		rc = cmd_verify_hostfile(o, r.hf, NULL,
+		    o->output_hostfile ? o->output_hostfile : "the hostfile");
 out:
 	json_decref(setup);
 	strv_free(&warnings);

@@ -124,6 +124,6 @@ ok $? "--ignore-unreachable: left out with a warning, the others configured"
 timeout 20 "$JACCL_CONFIG" --from "$a" > /dev/null 2>&1 < /dev/null
 ok $? "manual mode does not block without a terminal"
 "$JACCL_CONFIG" --from "$a" --verify > /dev/null 2> "$t/e"
-[ $? -eq 1 ] && grep -q "not available yet" "$t/e"
-ok $? "--verify: a clear error while the verification is not in this build"
+[ $? -eq 2 ] && grep -q "cannot run on a replayed bundle" "$t/e"
+ok $? "--verify on a replayed bundle: a usage error"
 done_testing
