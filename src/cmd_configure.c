@@ -480,6 +480,59 @@ warn_lines(const struct jc_strv *w)
 		jc_warn(NULL, "%s", w->v[i]);
 }
 
+/*
+ * The hostfile the verification runs on. For the JACCL backends it is the
+ * hostfile written. The TCP ring's hostfile names no devices, so for it the
+ * same ring is described as jaccl-ring would see it: in ring order, each
+ * rank's neighbour cells naming "rdma_" + the interface of each of the ring's
+ * cables (the tcp fabric maps a name back to its interface), and rank 0's
+ * management address as coordinator, which every rank can reach.
+ */
+static struct jc_hostfile *
+verify_hostfile(const struct run *r)
+{
+	struct jc_hostfile *hf;
+	size_t n = r->hf->nhosts;
+
+	if (r->choice.backend != GRAPH_RING || n < 2)
+		return NULL;
+	hf = xcalloc(1, sizeof(*hf));
+	hf->backend = xstrdup("jaccl-ring");
+	hf->hosts = xcalloc(n, sizeof(*hf->hosts));
+	hf->nhosts = n;
+	for (size_t a = 0; a < n; a++) {
+		struct jc_hf_host *h = &hf->hosts[a];
+		size_t hi = r->choice.order[a];
+		const char *ip = hostfile_write_mgmt_ip(&r->hosts[hi], r->g, hi);
+
+		h->ssh = xstrdup(r->hf->hosts[a].ssh);
+		if (ip != NULL) {
+			h->ips = xcalloc(1, sizeof(*h->ips));
+			h->ips[h->nips++] = xstrdup(ip);
+		}
+		h->rdma = xcalloc(n, sizeof(*h->rdma));
+		h->nrdma = n;
+		for (size_t side = 0; side < 2; side++) {
+			size_t b = side == 0 ? (a + n - 1) % n : (a + 1) % n;
+			struct jc_hf_cell *c = &h->rdma[b];
+
+			if (c->n > 0)
+				continue;	/* two ranks: left and right are one cell */
+			c->names = xcalloc(r->choice.width, sizeof(*c->names));
+			c->is_list = r->choice.width > 1;
+			for (size_t k = 0; k < r->choice.width; k++) {
+				int end = 0;
+				long cab = graph_pair_cable(r->g, hi, r->choice.order[b], k, false, &end);
+
+				if (cab < 0)
+					continue;
+				c->names[c->n++] = xasprintf("rdma_%s", r->g->cables[cab].end[end].iface);
+			}
+		}
+	}
+	return hf;
+}
+
 int
 cmd_configure(struct jc_opts *o)
 {
@@ -625,9 +678,15 @@ cmd_configure(struct jc_opts *o)
 			goto out;
 	}
 	rc = write_hostfile(&r);
-	if (rc == 0 && o->verify)
-		rc = cmd_verify_hostfile(o, r.hf, NULL,
+	if (rc == 0 && o->verify) {
+		struct jc_hostfile *vhf = verify_hostfile(&r);
+
+		if (vhf != NULL)
+			jc_info(NULL, "verifying the ring's cables over TCP (the ring backend's hostfile names no devices)");
+		rc = cmd_verify_hostfile(o, vhf ? vhf : r.hf, NULL,
 		    o->output_hostfile ? o->output_hostfile : "the hostfile");
+		jc_hostfile_free(vhf);
+	}
 out:
 	json_decref(setup);
 	strv_free(&warnings);
