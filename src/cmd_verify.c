@@ -49,43 +49,41 @@ has_matrix(const struct jc_hostfile *hf)
 	return false;
 }
 
+/*
+ * Check hf (read from label, with d its reader's diagnostics, or NULL for a
+ * hostfile built in memory), run the verification on its hosts and print
+ * the report. Returns the command's exit status.
+ */
 int
-cmd_verify(struct jc_opts *o)
+cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
+    const struct hostfile_diags *d, const char *label)
 {
-	struct jc_hostfile *hf = NULL;
-	struct hostfile_diags d = { 0 };
+	static const struct hostfile_diags none;
 	struct check_report *cr = NULL;
 	struct verify_opts vo;
 	struct sigaction sa;
 	struct jc_err err = { 0 };
 	json_t *rep = NULL;
 	const char *backend;
-	double bps;
 	int rc = JC_EXIT_FAIL, r;
 
-	if (o->hostfile == NULL)
-		return cli_usage_error(o->cmd, "the following arguments are required: --hostfile");
-	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &bps) < 0)
-		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
-		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
-	if (o->argc > 0)
-		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	hostfile_load(o->hostfile, &hf, &d);
-	if (hf != NULL && d.nerrors == 0 && !has_matrix(hf)) {
+	if (d == NULL)
+		d = &none;
+	if (hf != NULL && d->nerrors == 0 && !has_matrix(hf)) {
 		jc_error(NULL, "%s: the hostfile lists no RDMA devices: verify needs the "
-		    "cable matrix that jaccl-config writes for the jaccl backends", o->hostfile);
-		goto out;
+		    "cable matrix that jaccl-config writes for the jaccl backends", label);
+		return JC_EXIT_FAIL;
 	}
 	backend = hf != NULL && hf->backend != NULL && strcmp(hf->backend, "jaccl-ring") == 0 ?
 	    "jaccl-ring" : "jaccl";
-	cr = check_hostfile(hf, &d, backend, o->starting_port);
+	cr = check_hostfile(hf, d, backend, o->starting_port);
 	for (size_t i = 0; i < cr->nwarnings; i++)
-		jc_warn(NULL, "%s: %s", o->hostfile, cr->warnings[i].msg);
+		jc_warn(NULL, "%s: %s", label, cr->warnings[i].msg);
 	if (!cr->valid) {
 		for (size_t i = 0; i < cr->nproblems; i++)
-			jc_error(NULL, "%s: %s", o->hostfile, cr->problems[i].msg);
+			jc_error(NULL, "%s: %s", label, cr->problems[i].msg);
 		jc_error(NULL, "%s: not a valid hostfile for a verification "
-		    "(see 'jaccl-config check')", o->hostfile);
+		    "(see 'jaccl-config check')", label);
 		goto out;
 	}
 	memset(&vo, 0, sizeof(vo));
@@ -131,10 +129,30 @@ cmd_verify(struct jc_opts *o)
 	}
 	tr_global_cleanup();
 out:
-	if (fflush(stdout) != 0)
-		rc = JC_EXIT_FAIL;
 	json_decref(rep);
 	check_report_free(cr);
+	return rc;
+}
+
+int
+cmd_verify(struct jc_opts *o)
+{
+	struct jc_hostfile *hf = NULL;
+	struct hostfile_diags d = { 0 };
+	double bps;
+	int rc;
+
+	if (o->hostfile == NULL)
+		return cli_usage_error(o->cmd, "the following arguments are required: --hostfile");
+	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &bps) < 0)
+		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
+		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
+	if (o->argc > 0)
+		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	hostfile_load(o->hostfile, &hf, &d);
+	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
+	if (fflush(stdout) != 0)
+		rc = JC_EXIT_FAIL;
 	jc_hostfile_free(hf);
 	hostfile_diags_free(&d);
 	return rc;

@@ -214,7 +214,7 @@ static void
 syntax_diag(struct reader *r, const json_error_t *je)
 {
 	const char *code = syntax_code(je);
-	char *name = q(r->name), *text;
+	char *name = hostfile_printable(r->name, 0), *text;	/* a path: never shortened */
 
 	if (strcmp(code, "nul-character") == 0)
 		text = xstrdup("NUL characters (\\u0000) are not allowed in a hostfile");

@@ -223,9 +223,14 @@ open_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 	qia.cap.max_send_sge = qia.cap.max_recv_sge = 1;
 	qia.cap.max_inline_data = 0;
 	qia.sq_sig_all = 0;
-	if ((v->qp = V.create_qp(v->pd, &qia)) == NULL)
-		return link_fail(l, err, -errno, "Creating the queue pair failed with "
-		    "'%s'", strerror(errno));
+	if ((v->qp = V.create_qp(v->pd, &qia)) == NULL) {
+		int e = errno;
+
+		/* Apple's driver allows 10 queue pairs per device; the next is EBUSY. */
+		return link_fail(l, err, -e, "Creating the queue pair failed with "
+		    "'%s (%d)'%s", strerror(e), e, e == EBUSY ?
+		    ": the device has no queue pair left (Thunderbolt RDMA devices allow 10)" : "");
+	}
 	if (posix_memalign((void **)&v->sbuf, 4096, NTX * FRAME) != 0 ||
 	    posix_memalign((void **)&v->rbuf, 4096, NRX * FRAME) != 0)
 		return link_fail(l, err, -ENOMEM, "out of memory%s", "");

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The README's Quick start. On a fresh Debian 12 machine, as root:
-#   sh tests/bootstrap.sh demo    install the build dependencies, build, run a bundled example
+#   sh tests/bootstrap.sh demo    install the build dependencies, build, run the whole
+#                                 pipeline on a bundled cluster, check the example hostfiles
 #   sh tests/bootstrap.sh check   install what the tests need, build, run the whole suite
 #                                 (then once more under ASan+UBSan, and the fuzzers briefly)
 # Each mode works on its own; neither needs the other to have run first.
@@ -40,6 +41,14 @@ case $mode in
 demo)
 	install $BUILD_DEPS
 	build _build
+	# the whole pipeline on a bundled cluster (a saved probe of 4 Mac Studios)
+	ex=data/examples/studio-mesh4
+	echo "\$ jaccl-config --from $ex --dot"
+	_build/jaccl-config --from "$ex" --dot
+	echo "\$ jaccl-config --from $ex --output-hostfile _build/studio-mesh4.json"
+	_build/jaccl-config --from "$ex" --output-hostfile _build/studio-mesh4.json < /dev/null
+	echo "\$ jaccl-config check _build/studio-mesh4.json"
+	_build/jaccl-config check _build/studio-mesh4.json
 	for f in data/hostfiles/*.json; do
 		echo "\$ jaccl-config check $f"
 		_build/jaccl-config check "$f" || true

@@ -30,6 +30,7 @@ run_ranks() {
 		    ${JACCL_VERIFY_MB:+JACCL_VERIFY_MB=$JACCL_VERIFY_MB} \
 		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
 		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
+		    ${SOFTVERBS_MAX_QP:+SOFTVERBS_MAX_QP=$SOFTVERBS_MAX_QP} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
 		    ${NOCOORD:-MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT"} ${ring:+MLX_JACCL_RING=1} \
 		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
@@ -135,9 +136,9 @@ rt_down
 
 # --- the verbs fabric, on the userspace verbs device of the test suite
 if [ -z "${SOFTVERBS_LIB:-}" ] || [ ! -f "$SOFTVERBS_LIB" ]; then
-	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
-	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
-	skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
+	for i in 1 2 3 4 5 6 7 8 9; do
+		skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
+	done
 else
 	export JACCL_IBVERBS_LIB=$SOFTVERBS_LIB JACCL_VERIFY_MB=2 JACCL_VERIFY_MAX_MB=1
 	rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
@@ -155,6 +156,40 @@ else
 	run_ranks "0 1 2 3" ring --timeout 5 --json --fabric verbs
 	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring" and r["wires"] == 2 and r["allreduce"]["wrong"] == 0' "$t/out0"
 	ok $? "verbs: ring of 4 x 2 cables right" || show 0 1 2 3
+	rt_down
+
+	# a full mesh of 4 over verbs, and the same cabling as a ring
+	rt_up 4
+	for i in 0 1 2; do for j in $(seq $((i + 1)) 3); do rt_cable "$i" "$j"; done; done
+	rt_matrix "$t/devs.json"
+	run_ranks "0 1 2 3" "" --timeout 5 --json --fabric verbs
+	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "mesh" and r["fabric"] == "verbs" and len(r["links"]) == 6 and all(l["status"] == "ok" for l in r["links"]) and r["allreduce"]["wrong"] == 0' "$t/out0"
+	ok $? "verbs: mesh of 4, every link measured, all-reduce right" || show 0 1 2 3
+	run_ranks "0 1 2 3" ring --timeout 5 --json --fabric verbs
+	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring" and r["allreduce"]["wrong"] == 0' "$t/out0"
+	ok $? "verbs: ring of 4 on the mesh's cables right" || show 0 1 2 3
+	rt_down
+
+	# 2 ranks: mesh, then the queue-pair budget of the device exceeded
+	rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+	run_ranks "0 1" "" --timeout 5 --json --fabric verbs
+	all_zero 0 1 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["fabric"] == "verbs" and r["allreduce"]["wrong"] == 0' "$t/out0"
+	ok $? "verbs: mesh of 2 right" || show 0 1
+	SOFTVERBS_MAX_QP=1 run_ranks "0 1" ring --timeout 2 --fabric verbs
+	[ "$st0" = 1 ] && [ "$st1" = 1 ] && grep -qi 'queue pair' "$t/err0" "$t/err1" && grep -q 'rdma_en2' "$t/err0" "$t/err1"
+	ok $? "verbs: more queue pairs than the device allows: a clear error naming the device, no crash" || show 0 1
+
+	# the cable goes down while verbs traffic runs
+	(
+		sleep 2
+		rt_exec 0 ip link set en2 down
+	) &
+	downer=$!
+	JACCL_VERIFY_MB=64 JACCL_VERIFY_MAX_MB=4 run_ranks "0 1" "" --timeout 2 --fabric verbs
+	wait "$downer"
+	[ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0"
+	ok $? "verbs: cable down mid-run: rank 0 exits 1 and names rdma_en2" || show 0 1
+	[ -z "$(rt_pids)" ]; ok $? "verbs: no process left in the namespaces"
 	rt_down
 	unset JACCL_IBVERBS_LIB
 fi

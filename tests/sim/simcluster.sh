@@ -153,6 +153,16 @@ while [ \$# -gt 0 ]; do
     esac
 done
 [ \$# -gt 0 ] || { echo "usage: sudo [-n] command" >&2; exit 1; }
+# failure injection for tests: $hd/fail-sudo holds N: the Nth command run
+# through sudo (except \`sudo true\`) fails without running
+if [ -f "$hd/fail-sudo" ] && [ "\$*" != true ]; then
+    n=\$(( \$(cat "$hd/fail-sudo.count" 2>/dev/null || echo 0) + 1 ))
+    echo "\$n" > "$hd/fail-sudo.count"
+    if [ "\$n" = "\$(cat "$hd/fail-sudo")" ]; then
+        echo "sudo: simulated failure (fail-sudo)" >&2
+        exit 1
+    fi
+fi
 if [ "\$mode" = password ]; then
     if [ \$nonint = 1 ]; then echo "sudo: a password is required" >&2
     else echo "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper" >&2

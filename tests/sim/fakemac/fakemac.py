@@ -943,7 +943,11 @@ def cmd_route(host, args):
         out(f"   route to: {dest}\ndestination: {dest}\n")
         if info.get("gateway"):
             out(f"    gateway: {info['gateway']}\n")
-        out(f"  interface: {info.get('dev', '')}\n      flags: <UP,DONE>\n"
+        # a host route set with `route add -host` is static, as macOS shows it
+        r2 = subprocess.run([IP, "route", "show", "exact", dest + "/32"], capture_output=True,
+                            text=True)
+        flags = "<UP,HOST,DONE,STATIC>" if r2.stdout.strip() else "<UP,DONE>"
+        out(f"  interface: {info.get('dev', '')}\n      flags: {flags}\n"
             " recvpipe  sendpipe  ssthresh  rtt,msec    rttvar  hopcount      mtu     expire\n"
             "       0         0         0         0         0         0      1500         0 \n")
         return 0, False
@@ -1005,6 +1009,28 @@ def cmd_route(host, args):
 # --------------------------------------------------------------------------
 # sudo, sw_vers, sysctl, uname, scutil
 
+def sudo_should_fail(host, cmd):
+    """Failure injection for tests: when HOSTDIR/fail-sudo holds a number N,
+    the Nth command run through sudo (counted in HOSTDIR/fail-sudo.count;
+    `sudo true`, a mere check, is not counted) fails without running."""
+    path = os.path.join(host.dir, "fail-sudo")
+    if cmd == ["true"] or not os.path.exists(path):
+        return False
+    with open(os.path.join(host.dir, "state.lock"), "a") as lf:
+        fcntl.flock(lf, fcntl.LOCK_EX)
+        try:
+            with open(path) as f:
+                want = int(f.read().strip() or "0")
+            with open(path + ".count") as f:
+                n = int(f.read().strip() or "0")
+        except (OSError, ValueError):
+            n = 0
+        n += 1
+        with open(path + ".count", "w") as f:
+            f.write(f"{n}\n")
+    return n == want
+
+
 def cmd_sudo(host, args, argv):
     non_interactive = False
     i = 0
@@ -1034,6 +1060,10 @@ def cmd_sudo(host, args, argv):
             err("sudo: a terminal is required to read the password; either use the -S option "
                 "to read from standard input or configure an askpass helper\n"
                 "sudo: a password is required\n")
+        host.log(argv, 1, False)
+        return 1
+    if sudo_should_fail(host, cmd):
+        err("sudo: simulated failure (fail-sudo)\n")
         host.log(argv, 1, False)
         return 1
     host.log(argv, "exec", False)

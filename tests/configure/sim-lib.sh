@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: MIT
+# Shared part of the simulated-cluster tests of configure --auto-setup and
+# restore (sourced after tests/lib/tap.sh and tests/lib/sim.sh):
+#   apply_suite TOPOLOGY [rollback]
+# brings the cluster up and checks that --auto-setup leaves the planned
+# addresses on the interfaces and that each cable's peer answers on its /30
+# address, that the hostfile passes check, that a second run changes
+# nothing, that restore puts every host back; with "rollback", also that a
+# sudo failure on one host's third command leaves every host as before.
+
+# _hosts: the host names, one per line
+_hosts() { sim_hosts | tr , '\n'; }
+
+# _is_mac H: the host has the fake macOS commands
+_is_mac() { [ -x "$SIM_DIR/hosts/$1/bin/ifconfig" ]; }
+
+# _state FILE: every host's IPv4 addresses, routes and (Macs) bridge0 flags
+# and members, sorted: what a setup changes and a restore must put back.
+_state() {
+	for h in $(_hosts); do
+		echo "== $h"
+		if _is_mac "$h"; then br='ifconfig bridge0'; else br=true; fi
+		sim_exec "$h" sh -c "ip -4 -o addr show; echo '--'; ip -4 route show; echo '--'; $br" |
+		    awk '
+			/^--$/ { part++; next }
+			part == 0 && $2 != "lo" { print $2, $4 | "sort"; next }
+			part == 1 { print | "sort"; next }
+			part == 2 && /^bridge0:/ { print $2; next }
+			part == 2 && /member:/ { print "member", $2 | "sort" }'
+	done > "$1" 2>&1
+}
+
+_mutations() {
+	for h in $(_hosts); do
+		_is_mac "$h" && cat "$(sim_mutations "$h")"
+	done
+}
+
+apply_suite() {
+	topo=$1
+	sim_up "$topo" || { ok 1 "$topo: cluster up"; return 1; }
+	cfg=$(sim_ssh_config)
+	hosts=$(sim_hosts)
+	nh=$(_hosts | wc -l)
+	st=$t/state
+	# generous bounds: the machine may be busy (no timing is asserted)
+	slow="--connect-timeout 60 --command-timeout 300"
+	_state "$t/before"
+
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
+	r=$?
+	ok $r "$topo: --auto-setup succeeds"
+	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	# the plan: host iface address peer-address, one line per cable end
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["setup"] == "applied"
+for h in d["plan"]:
+    for a in h["addresses"]:
+        print(h["host"], a["iface"], a["ip"], a["peer_ip"])' "$t/plan.json" > "$t/addrs"
+	[ -s "$t/addrs" ]
+	ok $? "$topo: --json gives the plan, with addresses, and says the setup was applied"
+	grep -q '^\[#\] [^ ]*: sudo -n ' "$t/err"
+	ok $? "$topo: each command shown as it runs ([#] host: command)"
+
+	bad=
+	while read -r h ifc ip peer; do
+		sim_exec "$h" ip -4 -o addr show dev "$ifc" | grep -q " $ip/30 " || bad="$bad $h:$ifc:$ip"
+	done < "$t/addrs"
+	is "$bad" "" "$topo: every planned /30 address is on its interface"
+	bad=
+	while read -r h ifc ip peer; do
+		sim_exec "$h" ping -c1 -W1 -I "$ifc" "$peer" > /dev/null 2>&1 || bad="$bad $h:$ifc->$peer"
+	done < "$t/addrs"
+	is "$bad" "" "$topo: across every cable the peer answers on its /30 address"
+	"$JACCL_CONFIG" check "$t/hf.json" > "$t/check" 2>&1
+	ok $? "$topo: the hostfile written passes jaccl-config check"
+
+	_state "$t/configured"
+	_mutations > "$t/mut1"
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+	    --output-hostfile "$t/hf2.json" < /dev/null > "$t/out" 2> "$t/err"
+	r=$?
+	ok $r "$topo: a second run succeeds"
+	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	is "$(grep -c 'already configured, nothing to change' "$t/err")" "$nh" \
+	    "$topo: a second run says every host is already configured"
+	! grep -q '^\[#\]' "$t/err"
+	ok $? "$topo: a second run runs no command"
+	_mutations > "$t/mut2"
+	if [ -s "$t/mut1" ]; then
+		cmp -s "$t/mut1" "$t/mut2"
+		ok $? "$topo: a second run changes nothing (the fakes' mutation logs are unchanged)"
+	else
+		skip "$topo: no mutation log (Linux hosts run the real commands)"
+	fi
+	_state "$t/configured2"
+	cmp -s "$t/configured" "$t/configured2"
+	ok $? "$topo: ... and the addresses, routes and bridge are unchanged"
+	cmp -s "$t/hf.json" "$t/hf2.json"
+	ok $? "$topo: ... and the hostfile is the same"
+
+	if [ "$nh" -eq 2 ]; then
+		# one host undone alone, then set up again: the other keeps its saved state
+		h1=$(_hosts | sed -n 2p)
+		"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" --hosts "$h1" > "$t/out" 2> "$t/err"
+		r=$?
+		[ $r -eq 0 ] && [ "$(grep -c ': restored (' "$t/out")" = 1 ] && grep -q "^$h1: restored" "$t/out"
+		ok $? "$topo: restore --hosts $h1 restores that host only"
+		"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+		    --output-hostfile "$t/hf4.json" < /dev/null > "$t/out" 2> "$t/err"
+		r=$?
+		[ $r -eq 0 ] && [ "$(grep -c 'already configured, nothing to change' "$t/err")" = 1 ] &&
+		    grep -q "^\[#\] $h1: " "$t/err" && ! grep -q "^\[#\] $(_hosts | sed -n 1p): " "$t/err"
+		ok $? "$topo: set up again, only $h1 runs commands"
+	fi
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
+	r=$?
+	ok $r "$topo: restore succeeds"
+	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	is "$(grep -c ': restored (' "$t/out")" "$nh" "$topo: restore reports every host"
+	_state "$t/after"
+	cmp -s "$t/before" "$t/after"
+	ok $? "$topo: restore puts every host back as it was"
+	cmp -s "$t/before" "$t/after" || diff -u "$t/before" "$t/after" | sed 's/^/# /' | head -30
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
+	r=$?
+	[ $r -eq 0 ] && grep -q 'nothing to restore' "$t/out"
+	ok $? "$topo: a second restore has nothing to restore"
+
+	[ "${2:-}" = rollback ] || return 0
+	victim=$(_hosts | sed -n 2p)
+	if ! [ -x "$SIM_DIR/hosts/$victim/bin/sudo" ]; then
+		skip "$topo: this machine's own sudo runs on Linux hosts: no failure injection"
+		return 0
+	fi
+	echo 3 > "$SIM_DIR/hosts/$victim/fail-sudo"
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
+	r=$?
+	rm -f "$SIM_DIR/hosts/$victim/fail-sudo" "$SIM_DIR/hosts/$victim/fail-sudo.count"
+	is "$r" 1 "$topo: sudo failing on $victim's third command fails the setup (exit 1)"
+	grep -q "$victim: .*failed (exit 1): sudo: simulated failure" "$t/err" &&
+	    grep -q 'every host was put back as it was' "$t/err"
+	ok $? "$topo: the failure names the host, the command and its stderr"
+	_state "$t/rolled"
+	cmp -s "$t/before" "$t/rolled"
+	ok $? "$topo: ... and every host is exactly as before"
+	cmp -s "$t/before" "$t/rolled" || diff -u "$t/before" "$t/rolled" | sed 's/^/# /' | head -30
+	[ ! -e "$t/hf3.json" ]
+	ok $? "$topo: ... and no hostfile is written"
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
+	grep -q 'nothing to restore: the last setup failed and was rolled back' "$t/out"
+	ok $? "$topo: restore after a rolled back setup has nothing to do"
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the restore logic of apply.c without hosts: saved host states
+ * (the files of the state directory) against current ones, the commands
+ * that put a Mac and a Linux host back, and saved files that must be
+ * refused (names unfit for a command, facts about other interfaces).
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "apply.h"
+
+/* A saved Mac state: en2 planned 192.168.0.1 (peer .2), bridge0, a route. */
+static char *
+mac_state(const char *en2_out, const char *bridge_out, const char *route_out, int route_status)
+{
+	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:[{s:s, s:s, s:s}], s:[{s:s, s:s, s:n, s:i, s:s},"
+	    " {s:s, s:s, s:n, s:i, s:s}, {s:s, s:s, s:s, s:i, s:s}]}",
+	    "version", 1, "host", "mac1", "target", "mac1", "os", "macos",
+	    "addresses", "iface", "en2", "ip", "192.168.0.1", "peer_ip", "192.168.0.2",
+	    "facts",
+	    "kind", "addrs", "iface", "en2", "peer", "status", 0, "output", en2_out,
+	    "kind", "bridge", "iface", "bridge0", "peer", "status", 0, "output", bridge_out,
+	    "kind", "route", "iface", "en2", "peer", "192.168.0.2", "status", route_status,
+	    "output", route_out);
+	char *s = json_dumps(j, 0);
+
+	json_decref(j);
+	return s;
+}
+
+static const char EN2_BARE[] =
+    "en2: flags=8963<UP,BROADCAST,SMART,RUNNING,PROMISC,SIMPLEX,MULTICAST> mtu 1500\n"
+    "\toptions=460<TSO4,TSO6,CHANNEL_IO>\n\tether 36:1a:2b:3c:4d:01 \n"
+    "\tmedia: autoselect <full-duplex>\n\tstatus: active\n";
+static const char EN2_OLD[] =
+    "en2: flags=8963<UP,BROADCAST,SMART,RUNNING,PROMISC,SIMPLEX,MULTICAST> mtu 1500\n"
+    "\tether 36:1a:2b:3c:4d:01 \n"
+    "\tinet 10.9.9.9 netmask 0xffffff00 broadcast 10.9.9.255\n"
+    "\tstatus: active\n";
+static const char EN2_SET[] =
+    "en2: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+    "\tether 36:1a:2b:3c:4d:01 \n"
+    "\tinet 192.168.0.1 netmask 0xfffffffc broadcast 192.168.0.3\n"
+    "\tstatus: active\n";
+static const char BR_UP[] =
+    "bridge0: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+    "\tConfiguration:\n"
+    "\tmember: en2 flags=3<LEARNING,DISCOVER>\n"
+    "\tmember: en3 flags=3<LEARNING,DISCOVER>\n"
+    "\tstatus: active\n";
+static const char BR_DOWN[] =
+    "bridge0: flags=8822<BROADCAST,SMART,SIMPLEX,MULTICAST> mtu 1500\n"
+    "\tConfiguration:\n"
+    "\tmember: en3 flags=3<LEARNING,DISCOVER>\n"
+    "\tstatus: inactive\n";
+static const char ROUTE_NONE[] = "route: writing to routing socket: not in table\n";
+static const char ROUTE_HOST[] =
+    "   route to: 192.168.0.2\ndestination: 192.168.0.2\n  interface: en2\n"
+    "      flags: <UP,HOST,DONE,STATIC>\n";
+static const char ROUTE_COVER[] =
+    "   route to: 192.168.0.2\ndestination: 192.168.0.2\n  interface: en2\n"
+    "      flags: <UP,DONE>\n";
+
+static void
+diff(const char *saved, const char *cur, const char *want, const char *name)
+{
+	struct jc_strv c = { 0 };
+	struct jc_err err = { 0 };
+	struct jc_buf b = { 0 };
+	int r = apply_state_diff(saved, strlen(saved), cur, strlen(cur), &c, &err);
+
+	if (r < 0)
+		diag("%s", err.msg);
+	buf_puts(&b, "");
+	for (size_t i = 0; i < c.n; i++)
+		buf_printf(&b, "%s\n", c.v[i]);
+	is_str(b.data, want, name);
+	buf_free(&b);
+	strv_free(&c);
+}
+
+static void
+linux_case(void)
+{
+	json_t *saved = json_pack("{s:i, s:s, s:s, s:s, s:[{s:s, s:s, s:s}], s:[{s:s, s:s, s:n, s:i,"
+	    " s:s, s:i, s:s}, {s:s, s:s, s:s, s:i, s:s}]}",
+	    "version", 1, "host", "lx", "target", "root@lx:2222", "os", "linux",
+	    "addresses", "iface", "eth1", "ip", "192.168.0.5", "peer_ip", "192.168.0.6",
+	    "facts",
+	    "kind", "addrs", "iface", "eth1", "peer", "status", 0, "output", "",
+	    "link_status", 0, "link_output", "3: eth1: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n",
+	    "kind", "route", "iface", "eth1", "peer", "192.168.0.6", "status", 0, "output", "");
+	json_t *cur = json_deep_copy(saved);
+	json_t *f = json_array_get(json_object_get(cur, "facts"), 0);
+	char *s, *c;
+
+	json_object_set_new(f, "output", json_string(
+	    "3: eth1    inet 192.168.0.5/30 brd 192.168.0.7 scope global eth1\\       valid_lft forever\n"));
+	json_object_set_new(f, "link_output", json_string(
+	    "3: eth1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n"));
+	json_object_set_new(json_array_get(json_object_get(cur, "facts"), 1), "output",
+	    json_string("192.168.0.6 dev eth1 scope link \n"));
+	s = json_dumps(saved, 0);
+	c = json_dumps(cur, 0);
+	diff(s, c, "sudo -n ip route del 192.168.0.6/32\n"
+	    "sudo -n ip addr del 192.168.0.5/30 dev eth1\n"
+	    "sudo -n ip link set eth1 down\n", "Linux: route, address and link state put back");
+	diff(s, s, "", "Linux: nothing differs, nothing to run");
+	diff(c, s, "sudo -n ip route replace 192.168.0.6/32 dev eth1\n"
+	    "sudo -n ip addr add 192.168.0.5/30 dev eth1\n"
+	    "sudo -n ip link set eth1 up\n", "Linux: and the other way round");
+	free(s);
+	free(c);
+	json_decref(saved);
+	json_decref(cur);
+}
+
+static void
+refused(const char *text, const char *name)
+{
+	struct jc_strv c = { 0 };
+	struct jc_err err = { 0 };
+	int r = apply_state_diff(text, strlen(text), text, strlen(text), &c, &err);
+
+	ok(r < 0, "refused: %s", name);
+	is_int((long long)c.n, 0, "... and no command");
+	if (r >= 0)
+		diag("accepted, %zu commands", c.n);
+	strv_free(&c);
+}
+
+int
+main(void)
+{
+	char *before = mac_state(EN2_BARE, BR_UP, ROUTE_NONE, 1);
+	char *after = mac_state(EN2_SET, BR_DOWN, ROUTE_HOST, 0);
+	char *old = mac_state(EN2_OLD, BR_UP, ROUTE_COVER, 0);
+	char *s;
+
+	(void)plan;
+	(void)skip_all;
+	diff(before, after, "sudo -n route -n delete -host 192.168.0.2\n"
+	    "sudo -n ifconfig en2 inet 192.168.0.1 -alias\n"
+	    "sudo -n ifconfig bridge0 addm en2\n"
+	    "sudo -n ifconfig bridge0 up\n", "Mac: setup undone (route, address, member, bridge up)");
+	diff(before, before, "", "Mac: nothing differs, nothing to run");
+	diff(old, after, "sudo -n route -n delete -host 192.168.0.2\n"
+	    "sudo -n ifconfig en2 inet 192.168.0.1 -alias\n"
+	    "sudo -n ifconfig en2 inet 10.9.9.9 netmask 255.255.255.0 alias\n"
+	    "sudo -n ifconfig bridge0 addm en2\n"
+	    "sudo -n ifconfig bridge0 up\n",
+	    "Mac: a prior address comes back; a route that only covers the peer is not a host route");
+	diff(after, before, "sudo -n route -n add -host 192.168.0.2 -interface en2\n"
+	    "sudo -n ifconfig en2 inet 192.168.0.1 netmask 255.255.255.252 alias\n"
+	    "sudo -n ifconfig bridge0 deletem en2\n"
+	    "sudo -n ifconfig bridge0 down\n", "Mac: the other way round");
+	linux_case();
+
+	refused("{", "not JSON");
+	refused("{\"version\": 1}", "no host");
+	s = mac_state(EN2_BARE, BR_UP, ROUTE_NONE, 1);
+	{
+		/* an address entry naming something that is not an interface */
+		char *p = strstr(s, "\"en2\"");
+
+		memcpy(p, "\";x\"", 4);
+		refused(s, "an interface name unfit for a command");
+	}
+	free(s);
+	{
+		json_t *j = json_loads(before, 0, NULL);
+
+		json_object_set_new(json_array_get(json_object_get(j, "facts"), 0), "iface",
+		    json_string("en9"));
+		s = json_dumps(j, 0);
+		refused(s, "a fact about an interface that is not planned");
+		free(s);
+		json_object_set_new(j, "target", json_string("-oProxyCommand=x"));
+		s = json_dumps(j, 0);
+		refused(s, "a target that is not a plain word");
+		free(s);
+		json_decref(j);
+	}
+	free(before);
+	free(after);
+	free(old);
+	return done_testing();
+}
