@@ -170,6 +170,37 @@ opt_str(json_t *obj, const char *key, bool (*valid)(const char *), const char *w
 	return 0;
 }
 
+/*
+ * The host name of an ssh target as written ("user@mac1:22" -> "mac1"), in
+ * a static buffer (host names are at most 255 bytes: jc_plain_word).
+ */
+static const char *
+host_name(const char *t)
+{
+	static char buf[256];
+	const char *at = strchr(t, '@'), *colon;
+	size_t n;
+
+	if (at != NULL)
+		t = at + 1;
+	n = strlen(t);
+	colon = strrchr(t, ':');
+	if (colon != NULL && colon[1] != '\0' && strspn(colon + 1, "0123456789") ==
+	    strlen(colon + 1) && strchr(t, ':') == colon)
+		n = (size_t)(colon - t);
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, t, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static char *
+host_name_dup(const char *t)
+{
+	return xstrdup(host_name(t));
+}
+
 static long
 host_index(const struct cabling *c, const char *h)
 {
@@ -184,7 +215,7 @@ parse_cable(json_t *o, size_t k, const char *name, struct cabling *c,
     struct cabling_cable *cc, struct jc_err *err)
 {
 	static const char *const keys[] = { "a", "a_port", "a_iface", "b", "b_port",
-		"b_iface", "gbps", "via_dock" };
+		"b_iface", "gbps", "via_dock", "rdma" };
 	const char *key;
 	json_t *v;
 
@@ -205,27 +236,46 @@ parse_cable(json_t *o, size_t k, const char *name, struct cabling *c,
 	}
 	for (int s = 0; s < 2; s++) {
 		char kh[2] = { (char)('a' + s), 0 }, kp[8], ki[9];
+		json_t *src = o;
+		const char *pk = kp, *ik = ki;
 
 		snprintf(kp, sizeof(kp), "%c_port", 'a' + s);
 		snprintf(ki, sizeof(ki), "%c_iface", 'a' + s);
 		v = json_object_get(o, kh);
+		if (json_is_object(v)) {
+			/* the nested form: "a": {"host", "receptacle", "iface"} */
+			json_object_foreach(v, key, src) {
+				if (strcmp(key, "host") != 0 && strcmp(key, "receptacle") != 0 &&
+				    strcmp(key, "iface") != 0)
+					return jc_fail(err, -EINVAL, "%s: cables[%zu].%s: unknown key",
+					    name, k, kh);
+			}
+			src = v;
+			pk = "receptacle";
+			ik = "iface";
+			v = json_object_get(src, "host");
+		}
 		if (!json_is_string(v))
 			return jc_fail(err, -EINVAL, "%s: cables[%zu].%s: missing or not a string",
 			    name, k, kh);
-		if (host_index(c, json_string_value(v)) < 0 ||
+		if (host_index(c, host_name(json_string_value(v))) < 0 ||
 		    strlen(json_string_value(v)) != json_string_length(v))
 			return jc_fail(err, -EINVAL, "%s: cables[%zu].%s: not a host of \"hosts\"",
 			    name, k, kh);
-		cc->end[s].host = xstrdup(json_string_value(v));
-		if (opt_str(o, kp, port_ok, "a receptacle number", &cc->end[s].port, name, k,
+		cc->end[s].host = host_name_dup(json_string_value(v));
+		if (opt_str(src, pk, port_ok, "a receptacle number", &cc->end[s].port, name, k,
 		    err) != 0 ||
-		    opt_str(o, ki, jc_iface_name_ok, "an interface name", &cc->end[s].iface,
+		    opt_str(src, ik, jc_iface_name_ok, "an interface name", &cc->end[s].iface,
 		    name, k, err) != 0)
 			return -EINVAL;
 		if (cc->end[s].port == NULL && cc->end[s].iface == NULL)
 			return jc_fail(err, -EINVAL, "%s: cables[%zu]: neither %s nor %s is given",
-			    name, k, kp, ki);
+			    name, k, pk, ik);
 	}
+	v = json_object_get(o, "rdma");	/* written by configure; not compared */
+	if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
+		return jc_fail(err, -EINVAL, "%s: cables[%zu].rdma: not true, false or null",
+		    name, k);
 	if (strcmp(cc->end[0].host, cc->end[1].host) == 0)
 		return jc_fail(err, -EINVAL, "%s: cables[%zu]: both ends on %s", name, k,
 		    cc->end[0].host);
@@ -303,17 +353,19 @@ cabling_parse(const char *buf, size_t len, const char *name, struct cabling **ou
 	for (size_t i = 0; i < json_array_size(hosts); i++) {
 		json_t *h = json_array_get(hosts, i);
 
+		if (json_is_object(h))	/* {"name", "model", "ports"}: the name is enough */
+			h = json_object_get(h, "name");
 		if (!json_is_string(h) || !jc_plain_word(json_string_value(h)) ||
 		    strlen(json_string_value(h)) != json_string_length(h)) {
 			jc_fail(err, -EINVAL, "%s: hosts[%zu]: not a host name", name, i);
 			goto out;
 		}
-		if (host_index(c, json_string_value(h)) >= 0) {
+		if (host_index(c, host_name(json_string_value(h))) >= 0) {
 			jc_fail(err, -EINVAL, "%s: hosts[%zu]: %s is listed twice", name, i,
 			    json_string_value(h));
 			goto out;
 		}
-		c->hosts[c->nhosts++] = xstrdup(json_string_value(h));
+		c->hosts[c->nhosts++] = host_name_dup(json_string_value(h));
 	}
 	c->cables = xcalloc(json_array_size(cables) + 1, sizeof(*c->cables));
 	for (size_t k = 0; k < json_array_size(cables); k++) {

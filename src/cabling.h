@@ -8,7 +8,9 @@
  * ibnetdiscover's --diff compares a fabric with a saved one. Pure: the
  * reader parses a buffer, the writer returns a JSON tree or writes one file.
  *
- * Format (version 1):
+ * Format (version 1; the reader also takes the nested form that configure
+ * writes: "hosts" as objects with a "name", cable ends as {"host",
+ * "receptacle", "iface"}, a "rdma" key; ssh targets count by host name):
  *   {"version": 1,
  *    "hosts": ["mac1", "mac2"],
  *    "cables": [{"a": "mac1", "a_port": "3", "a_iface": "en5",

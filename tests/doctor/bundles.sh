@@ -6,6 +6,12 @@
 # passes every check that a bundle can answer (exit 0); the coordinator
 # check is "unknown" when replaying. Then the hostfile checks, the
 # expected-cabling diff (moved, removed, downgraded), the human output and
+# the file configure --save-cabling writes (its nested form) reads the same
+"$JACCL_CONFIG" --from "$dir/bundles/configured" --save-cabling "$t/cab.json" --dot >/dev/null 2>&1
+is "$?" 0 "configure --save-cabling: written"
+run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
+run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
+
 # bad --expect files.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 dir="$top_srcdir/tests/doctor"
@@ -106,6 +112,12 @@ grep -q 'm3-ultra-2 Thunderbolt 2 (en3) -- m3-ultra-3 Thunderbolt 2 (en3) is dow
 ok $? "downgraded: 80 to 40 Gb/s"
 run "expected host not probed" 0 "coordinator=unknown hostfile-ifaces=unknown expected-cabling=warning" \
     --from "$dir/bundles/configured" --hosts m3-ultra-1,m3-ultra-2,m3-ultra-3 --expect "$exp"
+
+# the file configure --save-cabling writes (its nested form) reads the same
+"$JACCL_CONFIG" --from "$dir/bundles/configured" --save-cabling "$t/cab.json" --dot >/dev/null 2>&1
+is "$?" 0 "configure --save-cabling: written"
+run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
+run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
 
 # bad --expect files: a clear error, exit 1, nothing on stdout
 printf '{"version": 1, "hosts": ["a"], "cables": [{"a": "a", "b": "zz", "a_port": "1", "b_port": "1"}]}' >"$t/bad.json"

@@ -157,6 +157,31 @@ test_parse_errors(void)
 	}
 }
 
+/* The nested form (configure's) reads as the flat one; ssh targets become names. */
+static void
+test_nested(void)
+{
+	static const char doc[] = "{\"version\": 1, \"hosts\": [{\"name\": \"root@a:22\", "
+	    "\"model\": \"Mac16,11\", \"ports\": []}, \"b\"], \"cables\": [{\"a\": "
+	    "{\"host\": \"root@a:22\", \"receptacle\": \"1\", \"iface\": \"en2\"}, "
+	    "\"b\": {\"host\": \"b\", \"receptacle\": null, \"iface\": \"en3\"}, "
+	    "\"gbps\": 80, \"via_dock\": false, \"rdma\": null}]}";
+	struct cabling *c = NULL;
+	struct jc_err err = { 0 };
+
+	is_int(cabling_parse(doc, strlen(doc), "n.json", &c, &err), 0, "nested form read");
+	if (c == NULL) {
+		diag("%s", err.msg);
+		return;
+	}
+	is_str(c->hosts[0], "a", "ssh target a host name");
+	is_str(c->cables[0].end[0].host, "a", "cable end's host a name");
+	is_str(c->cables[0].end[0].port, "1", "receptacle");
+	ok(c->cables[0].end[1].port == NULL, "null receptacle");
+	is_str(c->cables[0].end[1].iface, "en3", "interface");
+	cabling_free(c);
+}
+
 static void
 test_diff(void)
 {
@@ -284,6 +309,7 @@ main(void)
 		srcdir = ".";
 	test_file();
 	test_parse_errors();
+	test_nested();
 	test_diff();
 	test_bridge_loop();
 	return done_testing();
