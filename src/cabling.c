@@ -178,7 +178,7 @@ static const char *
 host_name(const char *t)
 {
 	static char buf[256];
-	const char *at = strchr(t, '@'), *colon;
+	const char *at = strrchr(t, '@'), *colon;
 	size_t n;
 
 	if (at != NULL)
@@ -356,6 +356,7 @@ cabling_parse(const char *buf, size_t len, const char *name, struct cabling **ou
 		if (json_is_object(h))	/* {"name", "model", "ports"}: the name is enough */
 			h = json_object_get(h, "name");
 		if (!json_is_string(h) || !jc_plain_word(json_string_value(h)) ||
+		    !jc_plain_word(host_name(json_string_value(h))) ||
 		    strlen(json_string_value(h)) != json_string_length(h)) {
 			jc_fail(err, -EINVAL, "%s: hosts[%zu]: not a host name", name, i);
 			goto out;
