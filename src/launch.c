@@ -115,7 +115,7 @@ launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 	}
 	/* the folder holds the pidfile and the file variables */
 	buf_printf(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/jaccl-launch.%s%sXXXXXX\") || exit 126; "
-	    "echo $$ >\"$d/pid\"; printf '\\036JCL %%s\\n' \"$d\"; ", tag ? tag : "",
+	    "echo $$ >\"$d/pid.new\" && mv \"$d/pid.new\" \"$d/pid\"; printf '\\036JCL %%s\\n' \"$d\"; ", tag ? tag : "",
 	    tag ? "." : "");
 	if (cwd != NULL) {
 		buf_puts(&b, "if [ -d ");
@@ -164,10 +164,13 @@ launch_cleanup_script(const char *dir, const char *tag)
 	} else {
 		if (tag == NULL || !tag_ok(tag))
 			return NULL;
-		/* the script may not have made its folder yet: give it a second */
-		buf_printf(&b, "for i in 1 2 3 4 5 6 7 8 9 10; do "
-		    "set -- \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*; [ -d \"$1\" ] && break; "
-		    "sleep 0.1; done; r=0; for d in \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*",
+		/*
+		 * The script may not have made its folder and pidfile yet (it
+		 * writes the pidfile whole, by rename): give it up to 3 s.
+		 */
+		buf_printf(&b, "i=0; while [ $i -lt 30 ]; do "
+		    "set -- \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*; [ -s \"$1/pid\" ] && break; "
+		    "sleep 0.1; i=$((i+1)); done; r=0; for d in \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*",
 		    tag, tag);
 	}
 	buf_puts(&b, "; do [ -d \"$d\" ] || continue; pid=$(cat \"$d/pid\" 2>/dev/null); "
