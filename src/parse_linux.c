@@ -18,32 +18,6 @@
 #include "parse_net.h"
 #include "parse_tb.h"
 
-static void
-note(struct jc_strv *notes, const char *fmt, const char *arg)
-{
-	char *safe, *msg;
-
-	if (notes == NULL)
-		return;
-	safe = xstrdup("");
-	if (arg != NULL) {
-		free(safe);
-		safe = xstrndup(arg, strnlen(arg, 40));
-	}
-	for (char *c = safe; *c; c++)
-		if (!isprint((unsigned char)*c) || *c == '"')
-			*c = '?';
-	{
-		/* fmt holds one %s: the quoted remote text goes there. */
-		const char *pct = strstr(fmt, "%s");
-
-		msg = pct == NULL ? xstrdup(fmt) :
-		    xasprintf("%.*s%s%s", (int)(pct - fmt), fmt, safe, pct + 2);
-	}
-	free(safe);
-	strv_push_owned(notes, msg);
-}
-
 static bool
 blank(const char *s, size_t len)
 {
@@ -131,7 +105,7 @@ parse_ip_addr(const char *data, size_t len, struct jc_iface **ifaces, size_t *n,
 		if (!json_is_object(e))
 			continue;
 		if (!jc_iface_name_ok(name)) {
-			note(notes, "interface with unsafe name \"%s\" skipped", name);
+			jc_note_quoted(notes, "interface with unsafe name \"%s\" skipped", name);
 			continue;
 		}
 		*ifaces = xreallocarray(*ifaces, *n + 1, sizeof(**ifaces));
@@ -424,7 +398,7 @@ parse_linux_infiniband(const char *data, struct jc_rdma_dev **devs, size_t *n,
 		if (dev == NULL)
 			continue;
 		if (!jc_iface_name_ok(dev)) {
-			note(notes, "RDMA device with unsafe name \"%s\" skipped", dev);
+			jc_note_quoted(notes, "RDMA device with unsafe name \"%s\" skipped", dev);
 			continue;
 		}
 		for (size_t j = 0; j < *n; j++)
@@ -442,7 +416,7 @@ parse_linux_infiniband(const char *data, struct jc_rdma_dev **devs, size_t *n,
 		if (nd != NULL && jc_iface_name_ok(nd))
 			d->netdev = xstrdup(nd);
 		else if (nd != NULL)
-			note(notes, "netdev with unsafe name \"%s\" ignored", nd);
+			jc_note_quoted(notes, "netdev with unsafe name \"%s\" ignored", nd);
 		if (kv_get(&b[i], "node_guid") != NULL && jc_plain_word(kv_get(&b[i], "node_guid")))
 			d->guid = xstrdup(kv_get(&b[i], "node_guid"));
 	}
@@ -528,7 +502,7 @@ parse_linux_thunderbolt(const char *data, struct jc_port **ports, size_t *n,
 					if (jc_iface_name_ok(net))
 						p->iface = xstrdup(net);
 					else
-						note(notes, "Thunderbolt net with unsafe name \"%s\" "
+						jc_note_quoted(notes, "Thunderbolt net with unsafe name \"%s\" "
 						    "ignored", net);
 				}
 				continue;
@@ -607,7 +581,7 @@ parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nn
 		p->id = xasprintf("mac:%s", f->mac);
 		p->peer_rdma_service = JC_UNKNOWN;
 		if (many)
-			note(notes, "%s: several neighbours answer; not a direct cable", f->name);
+			jc_note_quoted(notes, "%s: several neighbours answer; not a direct cable", f->name);
 		else if (peer != NULL)
 			p->peer_id = xasprintf("mac:%s", peer);
 	}

@@ -48,29 +48,6 @@ starts(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
-static void
-note(struct jc_strv *notes, const char *fmt, const char *arg)
-{
-	char *safe, *msg;
-
-	if (notes == NULL)
-		return;
-	/* Quote at most 40 printable bytes of remote text. */
-	safe = xstrndup(arg, strnlen(arg, 40));
-	for (char *c = safe; *c; c++)
-		if (!isprint((unsigned char)*c) || *c == '"')
-			*c = '?';
-	{
-		/* fmt holds one %s: the quoted remote text goes there. */
-		const char *pct = strstr(fmt, "%s");
-
-		msg = pct == NULL ? xstrdup(fmt) :
-		    xasprintf("%.*s%s%s", (int)(pct - fmt), fmt, safe, pct + 2);
-	}
-	free(safe);
-	strv_push_owned(notes, msg);
-}
-
 void
 parse_hwports_free(struct jc_hwport *ports, size_t n)
 {
@@ -157,7 +134,7 @@ parse_networksetup(const char *data, size_t len, struct jc_hwport **ports, size_
 			char *dev = trimmed(t + 7, strlen(t + 7));
 
 			if (!jc_iface_name_ok(dev)) {
-				note(notes, "hardware port with unsafe device \"%s\" skipped", dev);
+				jc_note_quoted(notes, "hardware port with unsafe device \"%s\" skipped", dev);
 				free(dev);
 				free(pending);
 				pending = NULL;
@@ -372,12 +349,12 @@ parse_body_line(struct jc_iface *ifc, const char *t, struct jc_strv *notes)
 		if (jc_ipv4_ok(addr))
 			add_inet(ifc, addr, prefix < 0 ? 32 : prefix);
 		else
-			note(notes, "bad IPv4 address \"%s\" ignored", addr);
+			jc_note_quoted(notes, "bad IPv4 address \"%s\" ignored", addr);
 		free(addr);
 	} else if (strcmp(w.v[0], "member:") == 0 && w.n >= 2) {
 		ifc->is_bridge = true;
 		if (!jc_iface_name_ok(w.v[1])) {
-			note(notes, "bridge member with unsafe name \"%s\" skipped", w.v[1]);
+			jc_note_quoted(notes, "bridge member with unsafe name \"%s\" skipped", w.v[1]);
 		} else {
 			for (size_t i = 0; i < ifc->nmembers; i++)
 				if (strcmp(ifc->members[i], w.v[1]) == 0)
@@ -421,7 +398,7 @@ parse_ifconfig(const char *data, size_t len, struct jc_iface **ifaces, size_t *n
 			cur = NULL;
 			skipping = false;
 			if (!jc_iface_name_ok(name)) {
-				note(notes, "interface with unsafe name \"%s\" skipped", name);
+				jc_note_quoted(notes, "interface with unsafe name \"%s\" skipped", name);
 				free(name);
 				skipping = true;
 				continue;

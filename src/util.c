@@ -300,6 +300,26 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 	return 0;
 }
 
+void
+jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg)
+{
+	const char *pct;
+	char *safe, *msg;
+
+	if (notes == NULL)
+		return;
+	/* at most 40 printable bytes of remote text, no quote marks */
+	safe = arg ? xstrndup(arg, strnlen(arg, 40)) : xstrdup("");
+	for (char *c = safe; *c; c++)
+		if (!isprint((unsigned char)*c) || *c == '"')
+			*c = '?';
+	pct = strstr(fmt, "%s");
+	msg = pct == NULL ? xstrdup(fmt) :
+	    xasprintf("%.*s%s%s", (int)(pct - fmt), fmt, safe, pct + 2);
+	free(safe);
+	strv_push_owned(notes, msg);
+}
+
 double
 jc_now(void)
 {

@@ -78,6 +78,13 @@ void jc_port_clear(struct jc_port *p);
 /* "PORT_ACTIVE", "PORT_DOWN", ...; "unknown" for JC_PORT_UNKNOWN. Static string. */
 const char *jc_port_state_name(enum jc_port_state st);
 
+/*
+ * Add to notes (ignored when NULL) the message fmt, whose one "%s" is
+ * replaced by arg (remote text: cut to 40 bytes, unprintable bytes and
+ * quote marks replaced by '?'; NULL counts as empty).
+ */
+void jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg);
+
 /* Monotonic clock in seconds. */
 double jc_now(void);
 
