@@ -13,21 +13,24 @@
 
 static int tap_n, tap_failed, tap_planned;
 
-static void
+/* Not every test uses every helper. */
+#define TAP_UNUSED __attribute__((unused))
+
+static TAP_UNUSED void
 plan(int n)
 {
 	tap_planned = n;
 	printf("1..%d\n", n);
 }
 
-static void
+static TAP_UNUSED void
 skip_all(const char *reason)
 {
 	printf("1..0 # SKIP %s\n", reason);
 	exit(0);
 }
 
-static int __attribute__((format(printf, 2, 3)))
+static TAP_UNUSED int __attribute__((format(printf, 2, 3)))
 ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
@@ -44,7 +47,7 @@ ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
-static void __attribute__((format(printf, 1, 2)))
+static TAP_UNUSED void __attribute__((format(printf, 1, 2)))
 diag(const char *fmt, ...)
 {
 	va_list ap;
@@ -56,7 +59,7 @@ diag(const char *fmt, ...)
 	putchar('\n');
 }
 
-static int
+static TAP_UNUSED int
 is_str(const char *got, const char *want, const char *name)
 {
 	int c = (got == NULL && want == NULL) ||
@@ -68,7 +71,7 @@ is_str(const char *got, const char *want, const char *name)
 	return c;
 }
 
-static int
+static TAP_UNUSED int
 is_int(long long got, long long want, const char *name)
 {
 	int c = got == want;
@@ -79,7 +82,7 @@ is_int(long long got, long long want, const char *name)
 	return c;
 }
 
-static int
+static TAP_UNUSED int
 done_testing(void)
 {
 	if (!tap_planned)
