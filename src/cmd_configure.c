@@ -533,6 +533,53 @@ verify_hostfile(const struct run *r)
 	return hf;
 }
 
+/*
+ * Say what the graph could not use: a peer that does not see the cable
+ * back, a port without an interface, a cable between two ports of one host,
+ * and cables through a dock or hub (never used for RDMA) as warnings; peers
+ * that are not in the host list only with --verbose, as they are ignored.
+ */
+static void
+report_strays(const struct graph *g)
+{
+	for (size_t i = 0; i < g->nstrays; i++) {
+		const struct graph_stray *st = &g->strays[i];
+		const struct jc_host *h = &g->hosts[st->host];
+		char *port = graph_port_label(h, st->port), *peer = NULL;
+
+		if (st->kind != GRAPH_STRAY_OUTSIDE)
+			peer = graph_port_label(&g->hosts[st->peer_host], st->peer_port);
+		switch (st->kind) {
+		case GRAPH_STRAY_OUTSIDE:
+			jc_info(graph_host_label(h), "%s: the peer on this cable is not in the host list; ignored",
+			    port);
+			break;
+		case GRAPH_STRAY_ONE_SIDED:
+			jc_warn(graph_host_label(h), "%s sees %s %s, which does not see it back; cable not used",
+			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
+			break;
+		case GRAPH_STRAY_NO_IFACE:
+			jc_warn(graph_host_label(h), "%s: the cable to %s %s has no network interface at one end; cable not used",
+			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
+			break;
+		case GRAPH_STRAY_SELF:
+			jc_warn(graph_host_label(h), "%s is cabled to %s of the same host; cable not used",
+			    port, peer);
+			break;
+		}
+		free(port);
+		free(peer);
+	}
+	for (size_t c = 0; c < g->ncables; c++) {
+		const struct graph_cable *cb = &g->cables[c];
+
+		if (cb->via_dock)
+			jc_warn(NULL, "the cable %s %s - %s %s goes through a dock or hub: not used for RDMA",
+			    graph_host_label(&g->hosts[cb->end[0].host]), cb->end[0].iface,
+			    graph_host_label(&g->hosts[cb->end[1].host]), cb->end[1].iface);
+	}
+}
+
 int
 cmd_configure(struct jc_opts *o)
 {
@@ -599,6 +646,7 @@ cmd_configure(struct jc_opts *o)
 		rc = JC_EXIT_FAIL;
 		goto out;
 	}
+	report_strays(r.g);
 	if (o->save_cabling != NULL) {
 		json_t *cab = cabling_json(r.g);
 

@@ -120,6 +120,16 @@ st=$?
     python3 -c 'import json, sys; h = json.load(open(sys.argv[1])); assert [x["ssh"] for x in h["hosts"]] == ["a", "b"]' "$t/hf3.json"
 ok $? "--ignore-unreachable: left out with a warning, the others configured"
 
+# peers outside the host list: ignored, named only with --verbose; a docked cable is named
+m=$top_srcdir/data/examples/studio-mesh4
+"$JACCL_CONFIG" --from "$m" --hosts m3-ultra-1,m3-ultra-2 -v < /dev/null > /dev/null 2> "$t/e"
+is "$(grep -c 'not in the host list; ignored' "$t/e")" 4 "--verbose names each cable to a host outside the list"
+"$JACCL_CONFIG" --from "$m" --hosts m3-ultra-1,m3-ultra-2 < /dev/null > /dev/null 2> "$t/e"
+! grep -q 'not in the host list' "$t/e"
+ok $? "... and says nothing of them without --verbose"
+grep -q 'goes through a dock or hub: not used for RDMA' "$exp/dock-peer.err"
+ok $? "a cable through a dock is reported as such"
+
 # manual mode never waits when standard input is not a terminal
 timeout 20 "$JACCL_CONFIG" --from "$a" > /dev/null 2>&1 < /dev/null
 ok $? "manual mode does not block without a terminal"
