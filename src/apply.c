@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "apply.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hosts.h"
 #include "parse_net.h"
 

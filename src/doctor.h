@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "cabling.h"
+#include "expected_cabling.h"
 #include "graph.h"
 
 /* Ordered: a check's status is the worst of its findings. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "hostfile_check.h"
 #include "dot.h"
 #include "graph.h"
 #include "hostfile_write.h"

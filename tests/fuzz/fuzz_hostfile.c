@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: any bytes through the hostfile reader, then the rules
- * of check.c under each backend, then the JSON report.
+ * of hostfile_check.c under each backend, then the JSON report.
  */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "check.h"
-#include "hostfile.h"
+#include "hostfile_check.h"
+#include "hostfile_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 
 #include "../tap.h"
 #include "rt_config.h"
-#include "rt_verify.h"
+#include "verify_rank.h"
 #include "util.h"
 
 static struct jc_err err;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The hostfile reader and the rules of check.c, on hostfiles written here. */
+/* The hostfile reader and the rules of hostfile_check.c, on hostfiles written here. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "../tap.h"
-#include "check.h"
-#include "hostfile.h"
+#include "hostfile_check.h"
+#include "hostfile_read.h"
 
 static const char docs[] =
     "[\n"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
-#include "cabling.h"
+#include "expected_cabling.h"
 #include "doctor.h"
 #include "inventory.h"
 #include "probe.h"

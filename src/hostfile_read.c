@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hosts.h"
 
 /* room for "hosts[N].rdma[N][N]" */

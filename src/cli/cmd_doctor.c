@@ -22,10 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cabling.h"
+#include "expected_cabling.h"
 #include "cmd.h"
 #include "doctor.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hosts.h"
 #include "probe.h"
 

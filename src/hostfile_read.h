@@ -5,7 +5,7 @@
  * jc_hostfile. It collects every structural problem it meets (syntax with
  * line and column, wrong types with a JSON path, missing keys, names that
  * are not safe to hand to a shell) instead of stopping at the first, and
- * keeps whatever could be read so that the rules of check.c can still run.
+ * keeps whatever could be read so that the rules of hostfile_check.c can still run.
  */
 #ifndef JC_HOSTFILE_H
 #define JC_HOSTFILE_H

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "hostfile_check.h"
 #include "cmd.h"
-#include "hostfile.h"
-#include "rt_verify.h"
-#include "verify.h"
+#include "hostfile_read.h"
+#include "verify_rank.h"
+#include "verify_launcher.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "hostfile.h"
+#include "hostfile_read.h"
 
 #define CHECK_DEFAULT_PORT 32323
 #define CHECK_MESH_MAX 8	/* ranks of a JACCL mesh */

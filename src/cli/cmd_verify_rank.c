@@ -16,7 +16,7 @@
 #include "rt_config.h"
 #include "rt_group.h"
 #include "rt_sc.h"
-#include "rt_verify.h"
+#include "verify_rank.h"
 
 static void
 log_attempt(const char *msg)

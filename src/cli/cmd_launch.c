@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "launch.h"
 
 static volatile sig_atomic_t interrupted;

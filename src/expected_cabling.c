@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cabling.h"
-#include "hostfile.h"
+#include "expected_cabling.h"
+#include "hostfile_read.h"
 
 struct cabling *
 cabling_from_graph(const struct graph *g)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Entry points of the subcommands; each lives in its own src/cmd_*.c. */
+/* Entry points of the subcommands; each lives in its own src/cli/cmd_*.c. */
 #ifndef JC_CMD_H
 #define JC_CMD_H
 

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "apply.h"
-#include "check.h"
+#include "hostfile_check.h"
 #include "cmd.h"
 #include "dot.h"
 #include "graph.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hostfile_write.h"
 #include "hosts.h"
 #include "inventory.h"

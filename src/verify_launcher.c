@@ -18,8 +18,8 @@
 
 #include "launch.h"
 #include "rt_relay.h"
-#include "rt_verify.h"
-#include "verify.h"
+#include "verify_rank.h"
+#include "verify_launcher.h"
 
 #define TAIL_LINES 4		/* last lines of standard error kept per rank */
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "check.h"
+#include "hostfile_check.h"
 
 /* A growable vector of host indices. */
 struct idxv {

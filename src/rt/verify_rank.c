@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_verify.h"
+#include "verify_rank.h"
 #include "util.h"
 
 #define ERRLEN 240

@@ -13,7 +13,7 @@
 
 #include "apply.h"
 #include "cmd.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hosts.h"
 
 static void

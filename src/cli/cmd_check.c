@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The check command: read a hostfile, run the rules of check.c and print
+ * The check command: read a hostfile, run the rules of hostfile_check.c and print
  * every problem and warning (or, with --json, one JSON report on standard
  * output). Exits 0 when the hostfile is valid, 1 when it is not.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "hostfile_check.h"
 #include "cmd.h"
 
 static void

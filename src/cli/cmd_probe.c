@@ -15,7 +15,7 @@
 
 #include "bundle.h"
 #include "cmd.h"
-#include "hostfile.h"
+#include "hostfile_read.h"
 #include "hosts.h"
 #include "inventory.h"
 #include "probe.h"
