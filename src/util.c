@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -438,4 +440,79 @@ jc_hostfile_free(struct jc_hostfile *hf)
 	}
 	free(hf->hosts);
 	free(hf);
+}
+
+int
+jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+    struct jc_err *err)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	const char *p = data;
+	int fd, e = 0;
+
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode)) < 0) {
+		e = errno;
+		goto out;
+	}
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			e = w < 0 ? errno : EIO;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (e == 0 && fsync(fd) != 0)
+		e = errno;
+	if (close(fd) != 0 && e == 0)
+		e = errno;
+	if (e == 0 && rename(tmp, path) != 0)
+		e = errno;
+	if (e != 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	if (e != 0)
+		return jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+	return 0;
+}
+
+struct pf_job {
+	void (*fn)(size_t, void *);
+	void *arg;
+	size_t i;
+};
+
+static void *
+pf_main(void *p)
+{
+	struct pf_job *j = p;
+
+	j->fn(j->i, j->arg);
+	return NULL;
+}
+
+void
+jc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg)
+{
+	pthread_t *th = xcalloc(n ? n : 1, sizeof(*th));
+	struct pf_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
+	bool *started = xcalloc(n ? n : 1, sizeof(*started));
+
+	for (size_t i = 0; i < n; i++) {
+		jobs[i] = (struct pf_job){ fn, arg, i };
+		started[i] = pthread_create(&th[i], NULL, pf_main, &jobs[i]) == 0;
+		if (!started[i])
+			fn(i, arg);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(jobs);
+	free(started);
 }

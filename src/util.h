@@ -72,6 +72,21 @@ bool jc_ipv4_ok(const char *s);
  */
 int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
 
+/*
+ * Replace path with len bytes of data, whole or not at all: a temporary
+ * file beside it (mode, e.g. 0600 or 0644), written, fsynced and renamed
+ * over path. Returns 0, or -errno with err filled; no temporary is left.
+ */
+int jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+    struct jc_err *err);
+
+/*
+ * Run fn(i, arg) for every i in [0, n), each on its own thread (all at
+ * once: the jobs are network round trips, not CPU work), and return when
+ * all are done. A thread that cannot be started runs its job inline.
+ */
+void jc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg);
+
 /* Free what a port owns (the port itself is not freed). */
 void jc_port_clear(struct jc_port *p);
 

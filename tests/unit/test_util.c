@@ -1,11 +1,77 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../tap.h"
 #include "hosts.h"
 #include "util.h"
+
+static void
+mark(size_t i, void *arg)
+{
+	int *seen = arg;
+
+	__atomic_add_fetch(&seen[i], 1, __ATOMIC_SEQ_CST);
+}
+
+static void
+parallel_for_cases(void)
+{
+	int seen[64] = { 0 };
+	bool once = true;
+
+	jc_parallel_for(64, mark, seen);
+	for (size_t i = 0; i < 64; i++)
+		once = once && seen[i] == 1;
+	ok(once, "parallel_for: every index runs exactly once");
+	jc_parallel_for(0, mark, seen);
+	is_int(seen[0], 1, "parallel_for: no job for n = 0");
+}
+
+static void
+atomic_write_cases(void)
+{
+	char dir[] = "/tmp/jc-util-XXXXXX", *path, *back = NULL, *tmpglob;
+	struct jc_err err = { 0 };
+	struct stat st;
+	size_t len = 0;
+	DIR *d;
+	struct dirent *de;
+	int left = 0;
+
+	if (mkdtemp(dir) == NULL) {
+		ok(false, "atomic write: temporary folder");
+		return;
+	}
+	path = xasprintf("%s/state.json", dir);
+	ok(jc_write_atomic(path, "one\n", 4, 0600, &err) == 0, "atomic write: new file");
+	ok(jc_write_atomic(path, "two\n", 4, 0600, &err) == 0, "atomic write: replace");
+	ok(jc_read_file(path, 100, &back, &len, &err) == 0 && len == 4 &&
+	    memcmp(back, "two\n", 4) == 0, "atomic write: the new content, whole");
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "atomic write: mode kept");
+	free(back);
+	tmpglob = xasprintf("%s/nodir/x.json", dir);
+	ok(jc_write_atomic(tmpglob, "x", 1, 0600, &err) == -ENOENT &&
+	    strstr(err.msg, "nodir/x.json") != NULL, "atomic write: error names the file");
+	free(tmpglob);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (strstr(de->d_name, ".tmp.") != NULL)
+				left++;
+		closedir(d);
+	}
+	is_int(left, 0, "atomic write: no temporary left behind");
+	unlink(path);
+	rmdir(dir);
+	free(path);
+}
 
 int
 main(void)
@@ -36,5 +102,7 @@ main(void)
 	is_str(err.msg, "Hostname cannot be empty", "mlx's message");
 	ok(hosts_from_list("a,b;reboot", &h, &n, &err) < 0, "shell syntax in host fails");
 	ok(hosts_is_ip_literal("fe80::1") && !hosts_is_ip_literal("mac1"), "IP literals");
+	atomic_write_cases();
+	parallel_for_cases();
 	return done_testing();
 }
