@@ -16,10 +16,13 @@
 
 #include "util.h"
 
+void (*jc_oom_hook)(void);
+
 static void
 oom(void)
 {
-	fputs(JC_PROG ": out of memory\n", stderr);
+	if (jc_oom_hook != NULL)
+		jc_oom_hook();
 	abort();
 }
 

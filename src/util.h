@@ -15,7 +15,11 @@
 #define JC_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define JC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Allocators: abort with a message on exhaustion, never return NULL. */
+/*
+ * Allocators: never return NULL. On exhaustion they call jc_oom_hook when
+ * set (the program sets one that says so on standard error), then abort.
+ */
+extern void (*jc_oom_hook)(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
