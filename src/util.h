@@ -94,6 +94,9 @@ void jc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg);
 /* Free what a port owns (the port itself is not freed). */
 void jc_port_clear(struct jc_port *p);
 
+/* Free what an interface owns and zero it (the interface itself is not freed). */
+void jc_iface_clear(struct jc_iface *i);
+
 /* "PORT_ACTIVE", "PORT_DOWN", ...; "unknown" for JC_PORT_UNKNOWN. Static string. */
 const char *jc_port_state_name(enum jc_port_state st);
 

@@ -369,6 +369,64 @@ default_remote_bin(void)
 	return xstrdup(JC_PROG);
 }
 
+/* The command line of verify-rank on each host. */
+static void
+rank_argv(const struct verify_opts *o, const char *bin, const char *sc, struct jc_strv *argv)
+{
+	strv_push(argv, bin);
+	strv_push(argv, "verify-rank");
+	strv_push(argv, "--json");
+	if (o->fabric) {
+		strv_push(argv, "--fabric");
+		strv_push(argv, o->fabric);
+	}
+	if (o->side_channel) {
+		strv_push(argv, "--side-channel");
+		strv_push(argv, sc ? sc : o->side_channel);
+	}
+	if (o->min_bw || (o->fabric && strcmp(o->fabric, "verbs") == 0)) {
+		/* RDMA over Thunderbolt 5 moves well over 50 Gb/s per cable */
+		strv_push(argv, "--min-bw");
+		strv_push(argv, o->min_bw ? o->min_bw : VERIFY_RDMA_FLOOR);
+	}
+	if (o->timeout > 0) {
+		strv_push_owned(argv, xasprintf("--timeout=%g", o->timeout));
+	}
+	if (o->verbose)
+		strv_push(argv, "-v");
+}
+
+/* The ssh side channel: a pair of pipes per rank, the relay and the pump. */
+static int
+relay_start(struct vrun *V, pthread_t *relay_th, pthread_t *pump_th, struct jc_err *err)
+{
+	for (size_t r = 0; r < V->n; r++) {
+		if (pipe(V->vr[r].from) < 0 || pipe(V->vr[r].to) < 0) {
+			int rc = jc_fail(err, -errno, "pipe: %s", strerror(errno));
+
+			for (size_t k = 0; k <= r; k++)
+				V->vr[k].from_closed = true;
+			return rc;
+		}
+	}
+	pthread_create(relay_th, NULL, relay_thread, V);
+	pthread_create(pump_th, NULL, pump_thread, V);
+	return 0;
+}
+
+static void
+relay_stop(struct vrun *V, pthread_t relay_th, pthread_t pump_th)
+{
+	for (size_t r = 0; r < V->n; r++)
+		close_from(V, r);
+	pthread_join(relay_th, NULL);
+	pthread_join(pump_th, NULL);
+	for (size_t r = 0; r < V->n; r++) {
+		close(V->vr[r].from[0]);
+		close(V->vr[r].to[0]);
+	}
+}
+
 int
 verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **report,
     struct jc_err *err)
@@ -403,27 +461,7 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 		}
 		sc = xasprintf("file=%s", tmpl);
 	}
-	strv_push(&argv, bin);
-	strv_push(&argv, "verify-rank");
-	strv_push(&argv, "--json");
-	if (o->fabric) {
-		strv_push(&argv, "--fabric");
-		strv_push(&argv, o->fabric);
-	}
-	if (o->side_channel) {
-		strv_push(&argv, "--side-channel");
-		strv_push(&argv, sc ? sc : o->side_channel);
-	}
-	if (o->min_bw || (o->fabric && strcmp(o->fabric, "verbs") == 0)) {
-		/* RDMA over Thunderbolt 5 moves well over 50 Gb/s per cable */
-		strv_push(&argv, "--min-bw");
-		strv_push(&argv, o->min_bw ? o->min_bw : VERIFY_RDMA_FLOOR);
-	}
-	if (o->timeout > 0) {
-		strv_push_owned(&argv, xasprintf("--timeout=%g", o->timeout));
-	}
-	if (o->verbose)
-		strv_push(&argv, "-v");
+	rank_argv(o, bin, sc, &argv);
 
 	memset(&lo, 0, sizeof(lo));
 	lo.tr = o->tr;
@@ -447,29 +485,11 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	if (rc < 0)
 		goto out;
 	V.vr = xcalloc(V.n, sizeof(*V.vr));
-	if (V.relay) {
-		for (size_t r = 0; r < V.n; r++) {
-			if (pipe(V.vr[r].from) < 0 || pipe(V.vr[r].to) < 0) {
-				rc = jc_fail(err, -errno, "pipe: %s", strerror(errno));
-				for (size_t k = 0; k <= r; k++)
-					V.vr[k].from_closed = true;
-				goto out;
-			}
-		}
-		pthread_create(&relay_th, NULL, relay_thread, &V);
-		pthread_create(&pump_th, NULL, pump_thread, &V);
-	}
+	if (V.relay && (rc = relay_start(&V, &relay_th, &pump_th, err)) < 0)
+		goto out;
 	rc = launch_run(V.l, err);
-	if (V.relay) {
-		for (size_t r = 0; r < V.n; r++)
-			close_from(&V, r);
-		pthread_join(relay_th, NULL);
-		pthread_join(pump_th, NULL);
-		for (size_t r = 0; r < V.n; r++) {
-			close(V.vr[r].from[0]);
-			close(V.vr[r].to[0]);
-		}
-	}
+	if (V.relay)
+		relay_stop(&V, relay_th, pump_th);
 	rep = parse_report(&V.report);
 	if (rep == NULL)
 		rep = json_pack("{s:I,s:b}", "ranks", (json_int_t)V.n, "ok", 0);

@@ -94,47 +94,24 @@ vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
 	free(s);
 }
 
-void
-jc_error(const char *host, const char *fmt, ...)
-{
-	va_list ap;
+/* A message function: kind after the prefix, printed only when shown is true. */
+#define MESSAGE_FN(name, kind, shown)					\
+	void								\
+	name(const char *host, const char *fmt, ...)			\
+	{								\
+		va_list ap;						\
+									\
+		if (!(shown))						\
+			return;						\
+		va_start(ap, fmt);					\
+		vmsg(kind, host, fmt, ap);				\
+		va_end(ap);						\
+	}
 
-	va_start(ap, fmt);
-	vmsg("error: ", host, fmt, ap);
-	va_end(ap);
-}
-
-void
-jc_warn(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", host, fmt, ap);
-	va_end(ap);
-}
-
-void
-jc_note(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(NULL, host, fmt, ap);
-	va_end(ap);
-}
-
-void
-jc_info(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (jc_verbosity <= 0)
-		return;
-	va_start(ap, fmt);
-	vmsg(NULL, host, fmt, ap);
-	va_end(ap);
-}
+MESSAGE_FN(jc_error, "error: ", true)
+MESSAGE_FN(jc_warn, "warning: ", true)
+MESSAGE_FN(jc_note, NULL, true)
+MESSAGE_FN(jc_info, NULL, jc_verbosity > 0)
 
 void
 out_error_lines(const char *msg)
