@@ -223,22 +223,11 @@ parse_prefix_mask(int prefix)
 	return xasprintf("%lu.%lu.%lu.%lu", m >> 24, (m >> 16) & 255, (m >> 8) & 255, m & 255);
 }
 
-static void
-iface_clear(struct jc_iface *i)
-{
-	free(i->name);
-	free(i->mac);
-	strv_free_array(i->inet, i->ninet);
-	free(i->prefix);
-	strv_free_array(i->members, i->nmembers);
-	memset(i, 0, sizeof(*i));
-}
-
 void
 parse_ifaces_free(struct jc_iface *ifaces, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		iface_clear(&ifaces[i]);
+		jc_iface_clear(&ifaces[i]);
 	free(ifaces);
 }
 
@@ -410,7 +399,7 @@ parse_ifconfig(const char *data, size_t len, struct jc_iface **ifaces, size_t *n
 				*ifaces = xreallocarray(*ifaces, *n + 1, sizeof(**ifaces));
 				(*n)++;
 			} else {
-				iface_clear(&(*ifaces)[idx]);
+				jc_iface_clear(&(*ifaces)[idx]);
 			}
 			cur = &(*ifaces)[idx];
 			memset(cur, 0, sizeof(*cur));

@@ -105,7 +105,7 @@ ssh_all_gather(void *p, const void *src, size_t n, void *dst, char *eb, size_t e
 	size_t len;
 	int r, hl;
 
-	fflush(stdout);
+	/* frames share the rank's standard output: the command layer flushes its text first */
 	hl = snprintf(hdr, sizeof(hdr), RT_RELAY_MARK "AG %zu\n", n);
 	if ((r = rt_io_write_all(c->out, hdr, (size_t)hl, deadline)) < 0 ||
 	    (r = rt_io_write_all(c->out, src, n, deadline)) < 0) {

@@ -7,10 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "expected_cabling.h"
 #include "hostfile_read.h"
@@ -71,7 +69,7 @@ cabling_to_json(const struct cabling *c)
 		json_object_set_new(o, "via_dock", json_boolean(cc->via_dock));
 		json_array_append_new(cables, o);
 	}
-	json_object_set_new(doc, "version", json_integer(1));
+	json_object_set_new(doc, "version", json_integer(CABLING_VERSION));
 	json_object_set_new(doc, "hosts", hosts);
 	json_object_set_new(doc, "cables", cables);
 	return doc;
@@ -81,36 +79,12 @@ int
 cabling_write(const char *path, const struct cabling *c, struct jc_err *err)
 {
 	json_t *doc = cabling_to_json(c);
-	char *tmp = xasprintf("%s.tmp%ld", path, (long)getpid());
-	FILE *fp;
-	int r = 0, e;
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *file = xasprintf("%s\n", text);
+	int r = jc_write_atomic(path, file, strlen(file), 0666, err);
 
-	if ((fp = fopen(tmp, "w")) == NULL) {
-		e = errno;
-		r = jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-		goto out;
-	}
-	if (json_dumpf(doc, fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
-	    fputc('\n', fp) == EOF || fflush(fp) != 0 || ferror(fp)) {
-		e = errno ? errno : EIO;
-		fclose(fp);
-		unlink(tmp);
-		r = jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-		goto out;
-	}
-	if (fclose(fp) != 0) {
-		e = errno;
-		unlink(tmp);
-		r = jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-		goto out;
-	}
-	if (rename(tmp, path) != 0) {
-		e = errno;
-		unlink(tmp);
-		r = jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
-	}
-out:
-	free(tmp);
+	free(file);
+	free(text);
 	json_decref(doc);
 	return r;
 }
@@ -339,8 +313,10 @@ cabling_parse(const char *buf, size_t len, const char *name, struct cabling **ou
 		}
 	}
 	v = json_object_get(doc, "version");
-	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		jc_fail(err, -EINVAL, "%s: \"version\" must be 1 (not a cabling file?)", name);
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > CABLING_VERSION) {
+		jc_fail(err, -EINVAL, "%s: \"version\" must be 1 or %d (not a cabling file?)",
+		    name, CABLING_VERSION);
 		goto out;
 	}
 	hosts = json_object_get(doc, "hosts");

@@ -8,14 +8,17 @@
  * ibnetdiscover's --diff compares a fabric with a saved one. Pure: the
  * reader parses a buffer, the writer returns a JSON tree or writes one file.
  *
- * Format (version 1; the reader also takes the nested form that configure
- * writes: "hosts" as objects with a "name", cable ends as {"host",
- * "receptacle", "iface"}, a "rdma" key; ssh targets count by host name):
- *   {"version": 1,
+ * Format (version 2, the one written; configure --save-cabling and
+ * cabling_write() both write it):
+ *   {"version": 2,
  *    "hosts": ["mac1", "mac2"],
  *    "cables": [{"a": "mac1", "a_port": "3", "a_iface": "en5",
  *                "b": "mac2", "b_port": "3", "b_iface": "en5",
  *                "gbps": 80, "via_dock": false}]}
+ * The reader also takes version 1 files of either older form: this flat
+ * one, and the nested one configure used to write ("hosts" as objects with
+ * a "name", cable ends as {"host", "receptacle", "iface"}, a "rdma" key;
+ * ssh targets count by host name).
  * a_port/b_port are receptacle numbers ("Thunderbolt N"), null when unknown;
  * a_iface/b_iface the interfaces, null when unknown (one of port and iface
  * is always given); gbps is 0 when the speed was not reported.
@@ -26,6 +29,9 @@
 #include <jansson.h>
 
 #include "graph.h"
+
+/* The version written; the reader takes 1 to CABLING_VERSION. */
+#define CABLING_VERSION 2
 
 /* Files larger than this are refused. */
 #define CABLING_MAX_SIZE ((size_t)4 << 20)
@@ -60,9 +66,8 @@ struct cabling *cabling_from_graph(const struct graph *g);
 json_t *cabling_to_json(const struct cabling *c);
 
 /*
- * Write c to path (through a temporary file in the same folder renamed over
- * path, so a failed write loses nothing). Returns 0, or negative with err
- * naming path.
+ * Write c to path, whole or not at all (jc_write_atomic()). Returns 0, or
+ * negative with err naming path.
  */
 int cabling_write(const char *path, const struct cabling *c, struct jc_err *err);
 

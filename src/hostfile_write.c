@@ -270,13 +270,13 @@ hostfile_write_to_json(const struct jc_hostfile *hf, struct jc_err *err)
 
 /* Python's ensure_ascii string encoding. */
 static void
-dump_string(FILE *fp, const char *s, size_t len)
+dump_string(struct jc_buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 
-	fputc('"', fp);
+	buf_puts(b, "\"");
 	while (i < len) {
 		unsigned long cp = u[i];
 		size_t extra = 0;
@@ -292,58 +292,58 @@ dump_string(FILE *fp, const char *s, size_t len)
 			cp = (cp << 6) | (u[i] & 0x3f);
 		switch (cp) {
 		case '"':
-			fputs("\\\"", fp);
+			buf_puts(b, "\\\"");
 			continue;
 		case '\\':
-			fputs("\\\\", fp);
+			buf_puts(b, "\\\\");
 			continue;
 		case '\b':
-			fputs("\\b", fp);
+			buf_puts(b, "\\b");
 			continue;
 		case '\f':
-			fputs("\\f", fp);
+			buf_puts(b, "\\f");
 			continue;
 		case '\n':
-			fputs("\\n", fp);
+			buf_puts(b, "\\n");
 			continue;
 		case '\r':
-			fputs("\\r", fp);
+			buf_puts(b, "\\r");
 			continue;
 		case '\t':
-			fputs("\\t", fp);
+			buf_puts(b, "\\t");
 			continue;
 		default:
 			break;
 		}
 		if (cp >= 0x20 && cp <= 0x7e) {
-			fputc((int)cp, fp);
+			buf_printf(b, "%c", (int)cp);
 			continue;
 		}
 		if (cp >= 0x10000) {
 			unsigned long v = cp - 0x10000;
 			unsigned long hi = 0xd800 | (v >> 10), lo = 0xdc00 | (v & 0x3ff);
 
-			fprintf(fp, "\\u%c%c%c%c\\u%c%c%c%c", hex[hi >> 12], hex[(hi >> 8) & 15],
+			buf_printf(b, "\\u%c%c%c%c\\u%c%c%c%c", hex[hi >> 12], hex[(hi >> 8) & 15],
 			    hex[(hi >> 4) & 15], hex[hi & 15], hex[lo >> 12], hex[(lo >> 8) & 15],
 			    hex[(lo >> 4) & 15], hex[lo & 15]);
 		} else {
-			fprintf(fp, "\\u%c%c%c%c", hex[cp >> 12], hex[(cp >> 8) & 15],
+			buf_printf(b, "\\u%c%c%c%c", hex[cp >> 12], hex[(cp >> 8) & 15],
 			    hex[(cp >> 4) & 15], hex[cp & 15]);
 		}
 	}
-	fputc('"', fp);
+	buf_puts(b, "\"");
 }
 
 static void
-indent(FILE *fp, int depth)
+indent(struct jc_buf *b, int depth)
 {
-	fputc('\n', fp);
+	buf_puts(b, "\n");
 	for (int k = 0; k < depth * 4; k++)
-		fputc(' ', fp);
+		buf_puts(b, " ");
 }
 
 static void
-dump_value(FILE *fp, const json_t *j, int depth)
+dump_value(struct jc_buf *b, const json_t *j, int depth)
 {
 	switch (json_typeof(j)) {
 	case JSON_OBJECT: {
@@ -352,83 +352,108 @@ dump_value(FILE *fp, const json_t *j, int depth)
 		bool first = true;
 
 		if (json_object_size(j) == 0) {
-			fputs("{}", fp);
+			buf_puts(b, "{}");
 			break;
 		}
-		fputc('{', fp);
+		buf_puts(b, "{");
 		json_object_foreach((json_t *)j, key, v) {
 			if (!first)
-				fputc(',', fp);
+				buf_puts(b, ",");
 			first = false;
-			indent(fp, depth + 1);
-			dump_string(fp, key, strlen(key));
-			fputs(": ", fp);
-			dump_value(fp, v, depth + 1);
+			indent(b, depth + 1);
+			dump_string(b, key, strlen(key));
+			buf_puts(b, ": ");
+			dump_value(b, v, depth + 1);
 		}
-		indent(fp, depth);
-		fputc('}', fp);
+		indent(b, depth);
+		buf_puts(b, "}");
 		break;
 	}
 	case JSON_ARRAY:
 		if (json_array_size(j) == 0) {
-			fputs("[]", fp);
+			buf_puts(b, "[]");
 			break;
 		}
-		fputc('[', fp);
+		buf_puts(b, "[");
 		for (size_t k = 0; k < json_array_size(j); k++) {
 			if (k > 0)
-				fputc(',', fp);
-			indent(fp, depth + 1);
-			dump_value(fp, json_array_get(j, k), depth + 1);
+				buf_puts(b, ",");
+			indent(b, depth + 1);
+			dump_value(b, json_array_get(j, k), depth + 1);
 		}
-		indent(fp, depth);
-		fputc(']', fp);
+		indent(b, depth);
+		buf_puts(b, "]");
 		break;
 	case JSON_STRING:
-		dump_string(fp, json_string_value(j), json_string_length(j));
+		dump_string(b, json_string_value(j), json_string_length(j));
 		break;
 	case JSON_INTEGER:
-		fprintf(fp, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+		buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
 		break;
 	case JSON_REAL: {
 		char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 
-		fputs(t != NULL ? t : "NaN", fp);
+		buf_puts(b, t != NULL ? t : "NaN");
 		free(t);
 		break;
 	}
 	case JSON_TRUE:
-		fputs("true", fp);
+		buf_puts(b, "true");
 		break;
 	case JSON_FALSE:
-		fputs("false", fp);
+		buf_puts(b, "false");
 		break;
 	case JSON_NULL:
 	default:
-		fputs("null", fp);
+		buf_puts(b, "null");
 		break;
 	}
+}
+
+char *
+hostfile_write_dump_text(const json_t *j)
+{
+	struct jc_buf b = { 0 };
+
+	dump_value(&b, j, 0);
+	return buf_steal(&b);
 }
 
 int
 hostfile_write_dump_json(FILE *fp, const json_t *j)
 {
-	dump_value(fp, j, 0);
-	return ferror(fp) ? -EIO : 0;
+	char *t = hostfile_write_dump_text(j);
+	int r = fputs(t, fp) == EOF || ferror(fp) ? -EIO : 0;
+
+	free(t);
+	return r;
+}
+
+char *
+hostfile_write_text(const struct jc_hostfile *hf, struct jc_err *err)
+{
+	json_t *j = hostfile_write_to_json(hf, err);
+	char *t;
+
+	if (j == NULL)
+		return NULL;
+	t = hostfile_write_dump_text(j);
+	json_decref(j);
+	return t;
 }
 
 int
 hostfile_write_file(FILE *fp, const struct jc_hostfile *hf, struct jc_err *err)
 {
-	json_t *j = hostfile_write_to_json(hf, err);
+	char *t = hostfile_write_text(hf, err);
 	int r;
 
-	if (j == NULL)
+	if (t == NULL)
 		return err != NULL ? err->code : -EINVAL;
-	r = hostfile_write_dump_json(fp, j);
-	json_decref(j);
+	r = fputs(t, fp) == EOF || ferror(fp);
+	free(t);
 	if (r != 0)
-		return jc_fail(err, r, "cannot write the hostfile");
+		return jc_fail(err, -EIO, "cannot write the hostfile");
 	return 0;
 }
 

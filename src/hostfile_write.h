@@ -71,6 +71,15 @@ json_t *hostfile_write_to_json(const struct jc_hostfile *hf, struct jc_err *err)
  */
 int hostfile_write_dump_json(FILE *fp, const json_t *j);
 
+/* The same bytes as a new string. */
+char *hostfile_write_dump_text(const json_t *j);
+
+/*
+ * The file form (json.dump(..., indent=4): no trailing newline) as a new
+ * string, or NULL with err filled.
+ */
+char *hostfile_write_text(const struct jc_hostfile *hf, struct jc_err *err);
+
 /*
  * The file form (json.dump(..., indent=4): no trailing newline). Returns
  * 0, or a negative value with err filled.

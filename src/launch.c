@@ -592,21 +592,22 @@ nap(long ms)
 		;
 }
 
-int
-launch_run(struct launch *l, struct jc_err *err)
+static void
+connect_job(size_t i, void *arg)
 {
-	const struct launch_opts *o = l->o;
-	double deadline = o->timeout > 0 ? jc_now() + o->timeout : 0;
+	struct launch *l = arg;
+
+	connect_thread(&l->ranks[i]);
+}
+
+/* Every session first, all at once: an unreachable host starts nothing. */
+static int
+connect_all(struct launch *l, struct jc_err *err)
+{
 	size_t unreachable = 0;
 	long first = -1;
-	int rc = 0;
 
-	/* every session first: an unreachable host starts nothing */
-	for (size_t i = 0; i < l->n; i++)
-		if (pthread_create(&l->ranks[i].th, NULL, connect_thread, &l->ranks[i]) != 0)
-			connect_thread(&l->ranks[i]);
-	for (size_t i = 0; i < l->n; i++)
-		pthread_join(l->ranks[i].th, NULL);
+	jc_parallel_for(l->n, connect_job, l);
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->ranks[i].res.state != LAUNCH_UNREACHABLE)
 			continue;
@@ -620,11 +621,16 @@ launch_run(struct launch *l, struct jc_err *err)
 		l->stop = LAUNCH_STOP_FAILED;
 		return -1;
 	}
-	if (o->interrupted != NULL && *o->interrupted) {
+	if (l->o->interrupted != NULL && *l->o->interrupted) {
 		l->stop = LAUNCH_STOP_INTERRUPT;
 		return jc_fail(err, -1, "interrupted");
 	}
+	return 0;
+}
 
+static void
+start_ranks(struct launch *l)
+{
 	for (size_t i = 0; i < l->n; i++) {
 		if (pthread_create(&l->ranks[i].th, NULL, rank_thread, &l->ranks[i]) != 0) {
 			l->ranks[i].res.state = LAUNCH_NOSTART;
@@ -639,7 +645,14 @@ launch_run(struct launch *l, struct jc_err *err)
 		}
 		l->ranks[i].joinable = true;
 	}
-	/* supervise: poll every 50 ms for the end, an interrupt, the bound */
+}
+
+/* Poll every 50 ms for the end of every rank, an interrupt, the bound. */
+static void
+supervise(struct launch *l, double deadline)
+{
+	const struct launch_opts *o = l->o;
+
 	for (;;) {
 		bool all = true;
 
@@ -661,35 +674,53 @@ launch_run(struct launch *l, struct jc_err *err)
 	for (size_t i = 0; i < l->n; i++)
 		if (l->ranks[i].joinable)
 			pthread_join(l->ranks[i].th, NULL);
+}
 
+/* Why the run failed: an interrupt, the bound, or the first rank that failed. */
+static void
+failure(struct launch *l, struct jc_err *err)
+{
+	char *why;
+
+	switch (l->stop) {
+	case LAUNCH_STOP_INTERRUPT:
+		jc_fail(err, -1, "interrupted: every rank was stopped");
+		break;
+	case LAUNCH_STOP_TIMEOUT:
+		jc_fail(err, -1, "the ranks outlived the bound of %g s and were stopped",
+		    l->o->timeout);
+		break;
+	default:
+		if (l->first_failed >= 0) {
+			why = launch_result_text(&l->ranks[l->first_failed].res);
+			jc_fail(err, -1, "rank %ld (%s) %s", l->first_failed,
+			    launch_host(l, (size_t)l->first_failed), why);
+			free(why);
+		} else {
+			jc_fail(err, -1, "a rank failed");
+		}
+	}
+}
+
+int
+launch_run(struct launch *l, struct jc_err *err)
+{
+	const struct launch_opts *o = l->o;
+	double deadline = o->timeout > 0 ? jc_now() + o->timeout : 0;
+	int rc = 0;
+
+	if (connect_all(l, err) != 0)
+		return -1;
+	start_ranks(l);
+	supervise(l, deadline);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct launch_result *res = &l->ranks[i].res;
 
 		if (!(res->state == LAUNCH_EXITED && res->status == 0))
 			rc = -1;
 	}
-	if (rc != 0) {
-		char *why;
-
-		switch (l->stop) {
-		case LAUNCH_STOP_INTERRUPT:
-			jc_fail(err, -1, "interrupted: every rank was stopped");
-			break;
-		case LAUNCH_STOP_TIMEOUT:
-			jc_fail(err, -1, "the ranks outlived the bound of %g s and were stopped",
-			    o->timeout);
-			break;
-		default:
-			if (l->first_failed >= 0) {
-				why = launch_result_text(&l->ranks[l->first_failed].res);
-				jc_fail(err, -1, "rank %ld (%s) %s", l->first_failed,
-				    launch_host(l, (size_t)l->first_failed), why);
-				free(why);
-			} else {
-				jc_fail(err, -1, "a rank failed");
-			}
-		}
-	}
+	if (rc != 0)
+		failure(l, err);
 	return rc;
 }
 

@@ -16,10 +16,13 @@
 
 #include "util.h"
 
+void (*jc_oom_hook)(void);
+
 static void
 oom(void)
 {
-	fputs(JC_PROG ": out of memory\n", stderr);
+	if (jc_oom_hook != NULL)
+		jc_oom_hook();
 	abort();
 }
 
@@ -375,14 +378,15 @@ jc_port_clear(struct jc_port *p)
 	strv_free_array(p->devices, p->ndevices);
 }
 
-static void
-iface_clear(struct jc_iface *i)
+void
+jc_iface_clear(struct jc_iface *i)
 {
 	free(i->name);
 	free(i->mac);
 	strv_free_array(i->inet, i->ninet);
 	free(i->prefix);
 	strv_free_array(i->members, i->nmembers);
+	memset(i, 0, sizeof(*i));
 }
 
 void
@@ -408,7 +412,7 @@ jc_host_clear(struct jc_host *h)
 	}
 	free(h->hwports);
 	for (size_t i = 0; i < h->nifaces; i++)
-		iface_clear(&h->ifaces[i]);
+		jc_iface_clear(&h->ifaces[i]);
 	free(h->ifaces);
 	for (size_t i = 0; i < h->nrdma; i++) {
 		free(h->rdma[i].name);

@@ -15,7 +15,11 @@
 #define JC_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define JC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Allocators: abort with a message on exhaustion, never return NULL. */
+/*
+ * Allocators: never return NULL. On exhaustion they call jc_oom_hook when
+ * set (the program sets one that says so on standard error), then abort.
+ */
+extern void (*jc_oom_hook)(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
@@ -89,6 +93,9 @@ void jc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg);
 
 /* Free what a port owns (the port itself is not freed). */
 void jc_port_clear(struct jc_port *p);
+
+/* Free what an interface owns and zero it (the interface itself is not freed). */
+void jc_iface_clear(struct jc_iface *i);
 
 /* "PORT_ACTIVE", "PORT_DOWN", ...; "unknown" for JC_PORT_UNKNOWN. Static string. */
 const char *jc_port_state_name(enum jc_port_state st);

@@ -369,6 +369,64 @@ default_remote_bin(void)
 	return xstrdup(JC_PROG);
 }
 
+/* The command line of verify-rank on each host. */
+static void
+rank_argv(const struct verify_opts *o, const char *bin, const char *sc, struct jc_strv *argv)
+{
+	strv_push(argv, bin);
+	strv_push(argv, "verify-rank");
+	strv_push(argv, "--json");
+	if (o->fabric) {
+		strv_push(argv, "--fabric");
+		strv_push(argv, o->fabric);
+	}
+	if (o->side_channel) {
+		strv_push(argv, "--side-channel");
+		strv_push(argv, sc ? sc : o->side_channel);
+	}
+	if (o->min_bw || (o->fabric && strcmp(o->fabric, "verbs") == 0)) {
+		/* RDMA over Thunderbolt 5 moves well over 50 Gb/s per cable */
+		strv_push(argv, "--min-bw");
+		strv_push(argv, o->min_bw ? o->min_bw : VERIFY_RDMA_FLOOR);
+	}
+	if (o->timeout > 0) {
+		strv_push_owned(argv, xasprintf("--timeout=%g", o->timeout));
+	}
+	if (o->verbose)
+		strv_push(argv, "-v");
+}
+
+/* The ssh side channel: a pair of pipes per rank, the relay and the pump. */
+static int
+relay_start(struct vrun *V, pthread_t *relay_th, pthread_t *pump_th, struct jc_err *err)
+{
+	for (size_t r = 0; r < V->n; r++) {
+		if (pipe(V->vr[r].from) < 0 || pipe(V->vr[r].to) < 0) {
+			int rc = jc_fail(err, -errno, "pipe: %s", strerror(errno));
+
+			for (size_t k = 0; k <= r; k++)
+				V->vr[k].from_closed = true;
+			return rc;
+		}
+	}
+	pthread_create(relay_th, NULL, relay_thread, V);
+	pthread_create(pump_th, NULL, pump_thread, V);
+	return 0;
+}
+
+static void
+relay_stop(struct vrun *V, pthread_t relay_th, pthread_t pump_th)
+{
+	for (size_t r = 0; r < V->n; r++)
+		close_from(V, r);
+	pthread_join(relay_th, NULL);
+	pthread_join(pump_th, NULL);
+	for (size_t r = 0; r < V->n; r++) {
+		close(V->vr[r].from[0]);
+		close(V->vr[r].to[0]);
+	}
+}
+
 int
 verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **report,
     struct jc_err *err)
@@ -403,27 +461,7 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 		}
 		sc = xasprintf("file=%s", tmpl);
 	}
-	strv_push(&argv, bin);
-	strv_push(&argv, "verify-rank");
-	strv_push(&argv, "--json");
-	if (o->fabric) {
-		strv_push(&argv, "--fabric");
-		strv_push(&argv, o->fabric);
-	}
-	if (o->side_channel) {
-		strv_push(&argv, "--side-channel");
-		strv_push(&argv, sc ? sc : o->side_channel);
-	}
-	if (o->min_bw || (o->fabric && strcmp(o->fabric, "verbs") == 0)) {
-		/* RDMA over Thunderbolt 5 moves well over 50 Gb/s per cable */
-		strv_push(&argv, "--min-bw");
-		strv_push(&argv, o->min_bw ? o->min_bw : VERIFY_RDMA_FLOOR);
-	}
-	if (o->timeout > 0) {
-		strv_push_owned(&argv, xasprintf("--timeout=%g", o->timeout));
-	}
-	if (o->verbose)
-		strv_push(&argv, "-v");
+	rank_argv(o, bin, sc, &argv);
 
 	memset(&lo, 0, sizeof(lo));
 	lo.tr = o->tr;
@@ -447,29 +485,11 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	if (rc < 0)
 		goto out;
 	V.vr = xcalloc(V.n, sizeof(*V.vr));
-	if (V.relay) {
-		for (size_t r = 0; r < V.n; r++) {
-			if (pipe(V.vr[r].from) < 0 || pipe(V.vr[r].to) < 0) {
-				rc = jc_fail(err, -errno, "pipe: %s", strerror(errno));
-				for (size_t k = 0; k <= r; k++)
-					V.vr[k].from_closed = true;
-				goto out;
-			}
-		}
-		pthread_create(&relay_th, NULL, relay_thread, &V);
-		pthread_create(&pump_th, NULL, pump_thread, &V);
-	}
+	if (V.relay && (rc = relay_start(&V, &relay_th, &pump_th, err)) < 0)
+		goto out;
 	rc = launch_run(V.l, err);
-	if (V.relay) {
-		for (size_t r = 0; r < V.n; r++)
-			close_from(&V, r);
-		pthread_join(relay_th, NULL);
-		pthread_join(pump_th, NULL);
-		for (size_t r = 0; r < V.n; r++) {
-			close(V.vr[r].from[0]);
-			close(V.vr[r].to[0]);
-		}
-	}
+	if (V.relay)
+		relay_stop(&V, relay_th, pump_th);
 	rep = parse_report(&V.report);
 	if (rep == NULL)
 		rep = json_pack("{s:I,s:b}", "ranks", (json_int_t)V.n, "ok", 0);
@@ -491,125 +511,4 @@ out:
 	free(sc);
 	pthread_mutex_destroy(&V.mu);
 	return rc;
-}
-
-static double
-num(json_t *o, const char *k1, const char *k2)
-{
-	json_t *v = json_object_get(o, k1);
-
-	if (k2 != NULL)
-		v = json_object_get(v, k2);
-	return json_number_value(v);
-}
-
-static const char *
-name_of(json_t *hosts, json_int_t r)
-{
-	const char *s = json_string_value(json_array_get(hosts, (size_t)r));
-
-	return s ? s : "?";
-}
-
-void
-verify_print(FILE *fp, json_t *rep)
-{
-	json_t *hosts = json_object_get(rep, "hosts"), *links = json_object_get(rep, "links");
-	json_t *l, *f, *p;
-	size_t n = json_array_size(hosts), i, nbad = 0;
-	double *cell;
-	char **st;
-	int w = 8;
-
-	fprintf(fp, "# hosts:");
-	json_array_foreach(hosts, i, f)
-		fprintf(fp, " %zu=%s", i, json_string_value(f));
-	fprintf(fp, "\n");
-	if (json_is_array(links) && n > 0) {
-		/* the matrix: row host to column host, Gb/s summed over its cables */
-		cell = xcalloc(n * n, sizeof(*cell));
-		st = xcalloc(n * n, sizeof(*st));
-		json_array_foreach(links, i, l) {
-			json_int_t a = json_integer_value(json_object_get(l, "a"));
-			json_int_t b = json_integer_value(json_object_get(l, "b"));
-			const char *s = json_string_value(json_object_get(l, "status"));
-
-			if (a < 0 || b < 0 || (size_t)a >= n || (size_t)b >= n)
-				continue;
-			cell[a * n + b] += num(l, "a_to_b", "Gbps");
-			cell[b * n + a] += num(l, "b_to_a", "Gbps");
-			if (s == NULL || strcmp(s, "ok") != 0)
-				st[a * n + b] = st[b * n + a] = (char *)(s ? s : "?");
-			else if (st[a * n + b] == NULL)
-				st[a * n + b] = st[b * n + a] = (char *)"ok";
-		}
-		for (i = 0; i < n; i++)
-			if ((int)strlen(name_of(hosts, (json_int_t)i)) > w)
-				w = (int)strlen(name_of(hosts, (json_int_t)i));
-		fprintf(fp, "#\n# Per-link matrix, Gb/s from row to column, each link alone\n");
-		fprintf(fp, "# %-*s", w, "");
-		for (size_t c = 0; c < n; c++)
-			fprintf(fp, " %*s", w, name_of(hosts, (json_int_t)c));
-		fprintf(fp, "\n");
-		for (size_t r = 0; r < n; r++) {
-			fprintf(fp, "  %-*s", w, name_of(hosts, (json_int_t)r));
-			for (size_t c = 0; c < n; c++) {
-				const char *s = st[r * n + c];
-
-				if (r == c || s == NULL)
-					fprintf(fp, " %*s", w, "-");
-				else if (strcmp(s, "ok") == 0 || strcmp(s, "slow") == 0)
-					fprintf(fp, " %*.1f%s", strcmp(s, "slow") == 0 ? w - 1 : w,
-					    cell[r * n + c], strcmp(s, "slow") == 0 ? "!" : "");
-				else
-					fprintf(fp, " %*s", w, s);
-			}
-			fprintf(fp, "\n");
-		}
-		free(cell);
-		free(st);
-		rt_verify_print(fp, rep);
-	}
-	/* the summary, by host */
-	json_array_foreach(links, i, l) {
-		const char *s = json_string_value(json_object_get(l, "status"));
-		const char *e = json_string_value(json_object_get(l, "error"));
-
-		if (s != NULL && strcmp(s, "ok") == 0)
-			continue;
-		nbad++;
-		fprintf(fp, "link %s:%s -- %s:%s: %s%s%s\n",
-		    name_of(hosts, json_integer_value(json_object_get(l, "a"))),
-		    json_string_value(json_object_get(l, "device_a")),
-		    name_of(hosts, json_integer_value(json_object_get(l, "b"))),
-		    json_string_value(json_object_get(l, "device_b")),
-		    s ? s : "?", e ? ": " : "", e ? e : "");
-	}
-	if (!json_is_array(links)) {
-		json_array_foreach(json_object_get(rep, "failures"), i, f)
-			fprintf(fp, "FAIL: %s\n", json_string_value(f));
-	} else {
-		/* the launcher's failures come after the runtime's */
-		json_array_foreach(json_object_get(rep, "failures"), i, f)
-			if (strncmp(json_string_value(f), "rank ", 5) == 0 ||
-			    strncmp(json_string_value(f), "side channel", 12) == 0 ||
-			    strcmp(json_string_value(f), "interrupted") == 0)
-				fprintf(fp, "FAIL: %s\n", json_string_value(f));
-	}
-	json_array_foreach(json_object_get(rep, "processes"), i, p) {
-		json_t *tail = json_object_get(p, "stderr_tail");
-		const char *state = json_string_value(json_object_get(p, "state"));
-		size_t k;
-		json_t *t;
-
-		if (state != NULL && (strcmp(state, "exited") == 0 || strcmp(state, "stopped") == 0)
-		    && json_integer_value(json_object_get(p, "status")) <= 1)
-			continue;
-		json_array_foreach(tail, k, t)
-			fprintf(fp, "# %s: %s\n", json_string_value(json_object_get(p, "host")),
-			    json_string_value(t));
-	}
-	fprintf(fp, "summary: %zu hosts, %zu links, %zu failed: %s\n", n,
-	    json_array_size(links), nbad,
-	    json_is_true(json_object_get(rep, "ok")) ? "PASS" : "FAIL");
 }

@@ -64,11 +64,4 @@ double verify_overall_bound(double timeout, size_t nlinks);
 int verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **report,
     struct jc_err *err);
 
-/*
- * Print a report of verify_run() for people: the per-link matrix by host,
- * the runtime's tables (rt_verify_print), the rank failures and a summary
- * line naming every failed link or host.
- */
-void verify_print(FILE *fp, json_t *report);
-
 #endif

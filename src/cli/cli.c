@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,67 +16,107 @@
 #include "cli.h"
 #include "cmd.h"
 
+/* where an option stores its value */
+#define D(field) offsetof(struct jc_opts, field)
+
+static const char *const overs[] = { "thunderbolt", "ethernet", NULL };
+static const char *const backends[] = { "ring", "jaccl", "jaccl-ring", NULL };
+static const char *const fabrics[] = { "verbs", "tcp", NULL };
+
 const struct jc_optdef jc_optdefs[] = {
 	{ OPT_HOSTS, "hosts", 0, required_argument, "HOSTS",
-	  "comma separated hosts, each [user@]host[:port] (default 127.0.0.1)" },
+	  "comma separated hosts, each [user@]host[:port] (default 127.0.0.1)",
+	  .kind = OPTK_STR, .dest = D(hosts) },
 	{ OPT_HOSTFILE, "hostfile", 0, required_argument, "FILE",
-	  "JSON hostfile (mlx.launch format); overrides --hosts" },
+	  "JSON hostfile (mlx.launch format); overrides --hosts",
+	  .kind = OPTK_STR, .dest = D(hostfile) },
 	{ OPT_OVER, "over", 0, required_argument, "thunderbolt|ethernet",
-	  "what connectivity to configure (default thunderbolt)" },
+	  "what connectivity to configure (default thunderbolt)",
+	  .kind = OPTK_CHOICE, .dest = D(over), .values = overs },
 	{ OPT_BACKEND, "backend", 0, required_argument, "ring|jaccl|jaccl-ring",
-	  "backend of the hostfile (default: chosen from the cabling)" },
+	  "backend of the hostfile (default: chosen from the cabling)",
+	  .kind = OPTK_CHOICE, .dest = D(backend), .values = backends },
 	{ OPT_AUTO_SETUP, "auto-setup", 0, no_argument, NULL,
-	  "run the network commands on the hosts (needs passwordless sudo)" },
+	  "run the network commands on the hosts (needs passwordless sudo)",
+	  .kind = OPTK_SET, .dest = D(auto_setup), .ival = JC_YES },
 	{ OPT_NO_AUTO_SETUP, "no-auto-setup", 0, no_argument, NULL,
-	  "only print the network commands (the default)" },
+	  "only print the network commands (the default)",
+	  .kind = OPTK_SET, .dest = D(auto_setup), .ival = JC_NO },
 	{ OPT_OUTPUT_HOSTFILE, "output-hostfile", 0, required_argument, "FILE",
-	  "write the hostfile there instead of standard output" },
+	  "write the hostfile there instead of standard output",
+	  .kind = OPTK_STR, .dest = D(output_hostfile) },
 	{ OPT_OUTPUT, "output", 0, required_argument, "FILE",
-	  "same as --output-hostfile" },
+	  "same as --output-hostfile",
+	  .kind = OPTK_STR, .dest = D(output_hostfile) },
 	{ OPT_DOT, "dot", 0, no_argument, NULL,
-	  "print the cabling as Graphviz DOT and exit (with -v: extra attributes)" },
+	  "print the cabling as Graphviz DOT and exit (with -v: extra attributes)",
+	  .kind = OPTK_FLAG, .dest = D(dot) },
 	{ OPT_ENV, "env", 0, required_argument, "KEY=VALUE",
-	  "environment variable for the jobs (repeatable)" },
+	  "environment variable for the jobs (repeatable)",
+	  .kind = OPTK_ENV, .dest = D(envs) },
 	{ OPT_VERBOSE, "verbose", 'v', no_argument, NULL,
-	  "log every step and remote command on standard error" },
+	  "log every step and remote command on standard error",
+	  .kind = OPTK_COUNT, .dest = D(verbose) },
 	{ OPT_IGNORE_UNREACHABLE, "ignore-unreachable", 0, no_argument, NULL,
-	  "drop hosts that cannot be reached instead of failing" },
+	  "drop hosts that cannot be reached instead of failing",
+	  .kind = OPTK_FLAG, .dest = D(ignore_unreachable) },
 	{ OPT_JSON, "json", 'j', no_argument, NULL,
-	  "print one JSON document on standard output" },
+	  "print one JSON document on standard output",
+	  .kind = OPTK_FLAG, .dest = D(json) },
 	{ OPT_FROM, "from", 0, required_argument, "DIR",
-	  "replay a saved probe bundle instead of connecting to the hosts" },
+	  "replay a saved probe bundle instead of connecting to the hosts",
+	  .kind = OPTK_STR, .dest = D(from) },
 	{ OPT_SAVE, "save", 0, required_argument, "DIR",
-	  "save every raw output of the probe as a bundle in DIR" },
+	  "save every raw output of the probe as a bundle in DIR",
+	  .kind = OPTK_STR, .dest = D(save) },
 	{ OPT_SSH_CONFIG, "ssh-config", 'F', required_argument, "FILE",
-	  "ssh client configuration file (default ~/.ssh/config)" },
+	  "ssh client configuration file (default ~/.ssh/config)",
+	  .kind = OPTK_STR, .dest = D(ssh_config) },
 	{ OPT_ACCEPT_NEW, "accept-new", 0, no_argument, NULL,
-	  "accept and record unknown host keys (never changed ones)" },
+	  "accept and record unknown host keys (never changed ones)",
+	  .kind = OPTK_FLAG, .dest = D(accept_new) },
 	{ OPT_CONNECT_TIMEOUT, "connect-timeout", 0, required_argument, "SECONDS",
-	  "SSH connect timeout (default 5)" },
+	  "SSH connect timeout (default 5)",
+	  .kind = OPTK_SECONDS, .dest = D(connect_timeout) },
 	{ OPT_COMMAND_TIMEOUT, "command-timeout", 0, required_argument, "SECONDS",
-	  "bound on each remote command (default 60)" },
+	  "bound on each remote command (default 60)",
+	  .kind = OPTK_SECONDS, .dest = D(command_timeout) },
 	{ OPT_VERIFY, "verify", 0, no_argument, NULL,
-	  "verify every link after setup and writing the hostfile" },
+	  "verify every link after setup and writing the hostfile",
+	  .kind = OPTK_FLAG, .dest = D(verify) },
 	{ OPT_SAVE_CABLING, "save-cabling", 0, required_argument, "FILE",
-	  "write the cabling as found to FILE" },
+	  "write the cabling as found to FILE",
+	  .kind = OPTK_STR, .dest = D(save_cabling) },
 	{ OPT_EXPECT, "expect", 0, required_argument, "FILE",
-	  "compare the cabling with a file written by --save-cabling" },
+	  "compare the cabling with a file written by --save-cabling",
+	  .kind = OPTK_STR, .dest = D(expect) },
 	{ OPT_FABRIC, "fabric", 0, required_argument, "verbs|tcp",
-	  "data path of the verification (default verbs when available)" },
+	  "data path of the verification (default verbs when available)",
+	  .kind = OPTK_CHOICE, .dest = D(fabric), .values = fabrics },
 	{ OPT_SIDE_CHANNEL, "side-channel", 0, required_argument, "tcp|ssh|file|PATH",
-	  "bootstrap all-gather of the runtime (default tcp)" },
+	  "bootstrap all-gather of the runtime (default tcp)",
+	  .kind = OPTK_STR, .dest = D(side_channel) },
 	{ OPT_MIN_BW, "min-bw", 0, required_argument, "RATE",
-	  "fail links slower than RATE (e.g. 50Gb/s, 6GB/s)" },
+	  "fail links slower than RATE (e.g. 50Gb/s, 6GB/s)",
+	  .kind = OPTK_STR, .dest = D(min_bw) },
 	{ OPT_STARTING_PORT, "starting-port", 'p', required_argument, "PORT",
-	  "coordinator port, first port of the ring backend (default 32323)" },
+	  "coordinator port, first port of the ring backend (default 32323)",
+	  .kind = OPTK_INT, .dest = D(starting_port), .ival = 1, .imax = 65535,
+	  .bad = "invalid port" },
 	{ OPT_CONNECTIONS_PER_IP, "connections-per-ip", 0, required_argument, "N",
-	  "ring backend: connections per IP (default 1)" },
+	  "ring backend: connections per IP (default 1)",
+	  .kind = OPTK_INT, .dest = D(connections_per_ip), .ival = 1, .imax = 64,
+	  .bad = "Number should be positive" },
 	{ OPT_TIMEOUT, "timeout", 0, required_argument, "SECONDS",
-	  "bound on any wait of the verification (default 30)" },
+	  "bound on any wait of the verification (default 30)",
+	  .kind = OPTK_SECONDS, .dest = D(timeout) },
 	{ OPT_STATE_DIR, "state-dir", 0, required_argument, "DIR",
-	  "where setup saves each host's prior state (default ~/.cache/jaccl-config)" },
-	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit" },
-	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit" },
+	  "where setup saves each host's prior state (default ~/.cache/jaccl-config)",
+	  .kind = OPTK_STR, .dest = D(state_dir) },
+	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
+	  .kind = OPTK_HELP },
+	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
+	  .kind = OPTK_VERSION },
 };
 
 #define HOST_OPTS OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_FROM, \
@@ -142,8 +183,6 @@ const struct jc_cmd jc_cmds[] = {
 	  doctor_opts, JC_CMD_NEEDS_HOSTS },
 };
 const size_t jc_ncmds = JC_ARRAY_LEN(jc_cmds);
-
-int jc_verbosity;
 
 static const struct jc_optdef *
 optdef(enum jc_optid id)
@@ -288,28 +327,107 @@ env_ok(const char *kv)
 	return true;
 }
 
-int
-cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
-{
-	static const char *const overs[] = { "thunderbolt", "ethernet", NULL };
-	static const char *const backends[] = { "ring", "jaccl", "jaccl-ring", NULL };
-	static const char *const fabrics[] = { "verbs", "tcp", NULL };
-	struct option lopts[JC_ARRAY_LEN(jc_optdefs) + 1];
-	char shorts[2 * JC_ARRAY_LEN(jc_optdefs) + 3];
-	size_t nl = 0, ns = 0;
-	long v;
-	int c, r;
+/* ---- one setter per kind of option: d's value from arg into dest ---- */
 
-	memset(o, 0, sizeof(*o));
-	o->cmd = cmd;
-	o->hosts = "127.0.0.1";
-	o->over = "thunderbolt";
-	o->auto_setup = JC_UNKNOWN;
-	o->connect_timeout = 5;
-	o->command_timeout = 60;
-	o->timeout = 30;
-	o->starting_port = 32323;
-	o->connections_per_ip = 1;
+typedef int (*opt_setter)(const struct jc_cmd *cmd, const struct jc_optdef *d,
+    const char *arg, void *dest);
+
+static int
+set_flag(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)cmd, (void)d, (void)arg;
+	*(bool *)dest = true;
+	return 0;
+}
+
+static int
+set_count(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)cmd, (void)d, (void)arg;
+	(*(int *)dest)++;
+	return 0;
+}
+
+static int
+set_value(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)cmd, (void)arg;
+	*(int *)dest = (int)d->ival;
+	return 0;
+}
+
+static int
+set_str(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)cmd, (void)d;
+	*(const char **)dest = arg;
+	return 0;
+}
+
+static int
+set_choice(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	int r = check_choice(cmd, d->name, arg, d->values);
+
+	if (r == 0)
+		*(const char **)dest = arg;
+	return r;
+}
+
+static int
+set_env(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	if (!env_ok(arg))
+		return cli_usage_error(cmd,
+		    "argument --%s: '%s' is not KEY=VALUE with KEY in [A-Za-z0-9_]", d->name, arg);
+	strv_push(dest, arg);
+	return 0;
+}
+
+static int
+set_seconds(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	if (!parse_seconds(arg, dest))
+		return cli_usage_error(cmd, "argument --%s: invalid value: '%s'", d->name, arg);
+	return 0;
+}
+
+static int
+set_int(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	if (!jc_parse_int(arg, d->ival, d->imax, dest))
+		return cli_usage_error(cmd, "argument --%s: %s: '%s'", d->name, d->bad, arg);
+	return 0;
+}
+
+static int
+do_help(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)d, (void)arg, (void)dest;
+	cli_help(stdout, strcmp(cmd->name, "configure") == 0 ? NULL : cmd);
+	return -1;
+}
+
+static int
+do_version(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
+{
+	(void)cmd, (void)d, (void)arg, (void)dest;
+	printf("%s %s\n", JC_PROG, PACKAGE_VERSION);
+	return -1;
+}
+
+static const opt_setter setters[OPTK__N] = {
+	[OPTK_FLAG] = set_flag, [OPTK_COUNT] = set_count, [OPTK_SET] = set_value,
+	[OPTK_STR] = set_str, [OPTK_CHOICE] = set_choice, [OPTK_ENV] = set_env,
+	[OPTK_SECONDS] = set_seconds, [OPTK_INT] = set_int, [OPTK_HELP] = do_help,
+	[OPTK_VERSION] = do_version,
+};
+
+/* The getopt_long tables of cmd's options (shorts: "+" for POSIX commands, ":"). */
+static void
+getopt_tables(const struct jc_cmd *cmd, struct option *lopts, char *shorts)
+{
+	size_t nl = 0, ns = 0;
 
 	if (cmd->flags & JC_CMD_POSIX)
 		shorts[ns++] = '+';
@@ -328,7 +446,43 @@ cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
 	}
 	lopts[nl] = (struct option){ 0 };
 	shorts[ns] = '\0';
+}
 
+/* The option getopt_long returned as c (1000 + id, or a short option). */
+static const struct jc_optdef *
+optdef_of(int c)
+{
+	if (c >= 1000)
+		return optdef((enum jc_optid)(c - 1000));
+	for (size_t i = 0; i < JC_ARRAY_LEN(jc_optdefs); i++)
+		if (jc_optdefs[i].shortopt == c)
+			return &jc_optdefs[i];
+	return NULL;
+}
+
+static void
+opts_defaults(struct jc_opts *o, const struct jc_cmd *cmd)
+{
+	memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	o->over = "thunderbolt";
+	o->auto_setup = JC_UNKNOWN;
+	o->connect_timeout = 5;
+	o->command_timeout = 60;
+	o->timeout = 30;
+	o->starting_port = 32323;
+	o->connections_per_ip = 1;
+}
+
+int
+cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
+{
+	struct option lopts[JC_ARRAY_LEN(jc_optdefs) + 1];
+	char shorts[2 * JC_ARRAY_LEN(jc_optdefs) + 3];
+	int c, r;
+
+	opts_defaults(o, cmd);
+	getopt_tables(cmd, lopts, shorts);
 	opterr = 0;
 #ifdef __GLIBC__
 	optind = 0;	/* full reset, so tests may parse several command lines */
@@ -337,7 +491,7 @@ cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
 	optreset = 1;
 #endif
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
-		enum jc_optid id;
+		const struct jc_optdef *d;
 
 		if (c == '?') {
 			if (optopt)
@@ -347,128 +501,14 @@ cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o)
 		if (c == ':')
 			return cli_usage_error(cmd, "argument %s: expected one argument",
 			    argv[optind - 1]);
-		if (c >= 1000) {
-			id = (enum jc_optid)(c - 1000);
-		} else {
-			id = OPT__END;
-			for (size_t i = 0; i < JC_ARRAY_LEN(jc_optdefs); i++)
-				if (jc_optdefs[i].shortopt == c)
-					id = jc_optdefs[i].id;
-		}
-		switch (id) {
-		case OPT_HOSTS:
-			o->hosts = optarg;
-			o->hosts_given = true;
-			break;
-		case OPT_HOSTFILE:
-			o->hostfile = optarg;
-			break;
-		case OPT_OVER:
-			if ((r = check_choice(cmd, "over", optarg, overs)) != 0)
-				return r;
-			o->over = optarg;
-			break;
-		case OPT_BACKEND:
-			if ((r = check_choice(cmd, "backend", optarg, backends)) != 0)
-				return r;
-			o->backend = optarg;
-			break;
-		case OPT_AUTO_SETUP:
-			o->auto_setup = JC_YES;
-			break;
-		case OPT_NO_AUTO_SETUP:
-			o->auto_setup = JC_NO;
-			break;
-		case OPT_OUTPUT_HOSTFILE:
-		case OPT_OUTPUT:
-			o->output_hostfile = optarg;
-			break;
-		case OPT_DOT:
-			o->dot = true;
-			break;
-		case OPT_ENV:
-			if (!env_ok(optarg))
-				return cli_usage_error(cmd,
-				    "argument --env: '%s' is not KEY=VALUE with KEY in [A-Za-z0-9_]",
-				    optarg);
-			strv_push(&o->envs, optarg);
-			break;
-		case OPT_VERBOSE:
-			o->verbose++;
-			break;
-		case OPT_IGNORE_UNREACHABLE:
-			o->ignore_unreachable = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_FROM:
-			o->from = optarg;
-			break;
-		case OPT_SAVE:
-			o->save = optarg;
-			break;
-		case OPT_SSH_CONFIG:
-			o->ssh_config = optarg;
-			break;
-		case OPT_ACCEPT_NEW:
-			o->accept_new = true;
-			break;
-		case OPT_CONNECT_TIMEOUT:
-			if (!parse_seconds(optarg, &o->connect_timeout))
-				return cli_usage_error(cmd, "argument --connect-timeout: invalid value: '%s'", optarg);
-			break;
-		case OPT_COMMAND_TIMEOUT:
-			if (!parse_seconds(optarg, &o->command_timeout))
-				return cli_usage_error(cmd, "argument --command-timeout: invalid value: '%s'", optarg);
-			break;
-		case OPT_TIMEOUT:
-			if (!parse_seconds(optarg, &o->timeout))
-				return cli_usage_error(cmd, "argument --timeout: invalid value: '%s'", optarg);
-			break;
-		case OPT_VERIFY:
-			o->verify = true;
-			break;
-		case OPT_SAVE_CABLING:
-			o->save_cabling = optarg;
-			break;
-		case OPT_EXPECT:
-			o->expect = optarg;
-			break;
-		case OPT_FABRIC:
-			if ((r = check_choice(cmd, "fabric", optarg, fabrics)) != 0)
-				return r;
-			o->fabric = optarg;
-			break;
-		case OPT_SIDE_CHANNEL:
-			o->side_channel = optarg;
-			break;
-		case OPT_MIN_BW:
-			o->min_bw = optarg;
-			break;
-		case OPT_STARTING_PORT:
-			if (!jc_parse_int(optarg, 1, 65535, &v))
-				return cli_usage_error(cmd, "argument --starting-port: invalid port: '%s'", optarg);
-			o->starting_port = v;
-			break;
-		case OPT_CONNECTIONS_PER_IP:
-			if (!jc_parse_int(optarg, 1, 64, &v))
-				return cli_usage_error(cmd, "argument --connections-per-ip: Number should be positive: '%s'", optarg);
-			o->connections_per_ip = v;
-			break;
-		case OPT_STATE_DIR:
-			o->state_dir = optarg;
-			break;
-		case OPT_HELP:
-			cli_help(stdout, strcmp(cmd->name, "configure") == 0 ? NULL : cmd);
-			return -1;
-		case OPT_VERSION:
-			printf("%s %s\n", JC_PROG, PACKAGE_VERSION);
-			return -1;
-		default:
+		if ((d = optdef_of(c)) == NULL)
 			return cli_usage_error(cmd, "unrecognized argument");
-		}
+		if ((r = setters[d->kind](cmd, d, optarg, (char *)o + d->dest)) != 0)
+			return r;
 	}
+	o->hosts_given = o->hosts != NULL;
+	if (o->hosts == NULL)
+		o->hosts = "127.0.0.1";
 	o->argc = argc - optind;
 	o->argv = argv + optind;
 	jc_verbosity = o->verbose;
@@ -479,54 +519,4 @@ void
 cli_opts_free(struct jc_opts *o)
 {
 	strv_free(&o->envs);
-}
-
-static void
-vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
-{
-	struct jc_buf b = { 0 };
-	char *s = xvasprintf(fmt, ap);
-
-	buf_printf(&b, "%s: ", JC_PROG);
-	if (host)
-		buf_printf(&b, "%s: ", host);
-	if (kind)
-		buf_puts(&b, kind);
-	buf_puts(&b, s);
-	buf_puts(&b, "\n");
-	fputs(b.data, stderr);	/* one write per message: hosts run in parallel */
-	buf_free(&b);
-	free(s);
-}
-
-void
-jc_error(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("error: ", host, fmt, ap);
-	va_end(ap);
-}
-
-void
-jc_warn(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", host, fmt, ap);
-	va_end(ap);
-}
-
-void
-jc_info(const char *host, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (jc_verbosity <= 0)
-		return;
-	va_start(ap, fmt);
-	vmsg(NULL, host, fmt, ap);
-	va_end(ap);
 }

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The command line: one table of options, one table of commands, the
- * parser that fills struct jc_opts, --help generated from both tables, and
- * the printing helpers of the command layer (the only layer that prints).
+ * parser that fills struct jc_opts and --help generated from both tables.
+ * The printing helpers of the command layer are in output.h.
  */
 #ifndef JC_CLI_H
 #define JC_CLI_H
 
 #include <stdio.h>
 
+#include "output.h"
 #include "util.h"
 
 enum jc_optid {
@@ -46,6 +47,21 @@ enum jc_optid {
 	OPT__END = -1,
 };
 
+/* What an option does with its argument, and so how it is parsed. */
+enum jc_optkind {
+	OPTK_FLAG,	/* bool at dest becomes true */
+	OPTK_COUNT,	/* int at dest counts the uses */
+	OPTK_SET,	/* int at dest becomes ival */
+	OPTK_STR,	/* const char * at dest points at the argument */
+	OPTK_CHOICE,	/* as OPTK_STR, the argument one of values */
+	OPTK_ENV,	/* KEY=VALUE appended to the struct jc_strv at dest */
+	OPTK_SECONDS,	/* double at dest, in (0, 86400] */
+	OPTK_INT,	/* long at dest, in [ival, imax]; bad names the error */
+	OPTK_HELP,	/* print --help and stop */
+	OPTK_VERSION,	/* print the version and stop */
+	OPTK__N,
+};
+
 struct jc_optdef {
 	enum jc_optid id;
 	const char *name;	/* long name without "--" */
@@ -53,6 +69,11 @@ struct jc_optdef {
 	int has_arg;		/* no_argument / required_argument */
 	const char *argname;	/* "HOSTS" */
 	const char *help;
+	enum jc_optkind kind;
+	size_t dest;		/* offsetof(struct jc_opts, ...) */
+	const char *const *values;	/* OPTK_CHOICE: NULL-terminated */
+	long ival, imax;	/* OPTK_SET: the value; OPTK_INT: the range */
+	const char *bad;	/* OPTK_INT: "invalid port" */
 };
 
 struct jc_cmd;
@@ -61,7 +82,7 @@ struct jc_cmd;
 struct jc_opts {
 	const struct jc_cmd *cmd;
 	const char *hosts;		/* --hosts, default "127.0.0.1" */
-	bool hosts_given;
+	bool hosts_given;		/* --hosts was given */
 	const char *hostfile;
 	const char *over;		/* "thunderbolt" (default) or "ethernet" */
 	const char *backend;		/* NULL: automatic */
@@ -127,14 +148,5 @@ void cli_usage(FILE *fp, const struct jc_cmd *cmd);
 
 /* usage line, then "jaccl-config: error: ..."; returns JC_EXIT_USAGE */
 int cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...) JC_PRINTF(2, 3);
-
-/*
- * Messages of the command layer, on stderr, each prefixed with the program
- * and, when host is not NULL, the host: "jaccl-config: mac2: ...".
- */
-extern int jc_verbosity;
-void jc_error(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
-void jc_warn(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
-void jc_info(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);	/* only with --verbose */
 
 #endif

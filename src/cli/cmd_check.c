@@ -66,8 +66,7 @@ cmd_check(struct jc_opts *o)
 	if (o->json) {
 		json_t *j = check_report_json(r);
 
-		json_dumpf(j, stdout, JSON_INDENT(2));
-		putchar('\n');
+		out_json(j);
 		json_decref(j);
 	} else {
 		print_human(o->argv[0], r);
@@ -76,7 +75,5 @@ cmd_check(struct jc_opts *o)
 	check_report_free(r);
 	jc_hostfile_free(hf);
 	hostfile_diags_free(&d);
-	if (fflush(stdout) != 0)
-		status = JC_EXIT_FAIL;
 	return status;
 }

@@ -10,17 +10,17 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "apply.h"
-#include "hostfile_check.h"
 #include "cmd.h"
 #include "dot.h"
+#include "expected_cabling.h"
 #include "graph.h"
+#include "hostfile_check.h"
 #include "hostfile_read.h"
 #include "hostfile_write.h"
 #include "hosts.h"
@@ -31,9 +31,7 @@
 /* Everything one run holds, released by run_clear(). */
 struct run {
 	struct jc_opts *o;
-	struct jc_host *hosts;
-	size_t n;
-	struct jc_hostfile *input;	/* --hostfile */
+	struct cli_hosts h;		/* the hosts; h.hf: --hostfile */
 	struct graph *g;
 	struct graph_choice choice;
 	bool chosen;
@@ -49,55 +47,7 @@ run_clear(struct run *r)
 	if (r->chosen)
 		graph_choice_clear(&r->choice);
 	graph_free(r->g);
-	hosts_free(r->hosts, r->n);
-	jc_hostfile_free(r->input);
-}
-
-/* Print a message of several lines: the first through jc_error, the rest as is. */
-static void
-error_lines(const char *msg)
-{
-	const char *nl = strchr(msg, '\n');
-
-	if (nl == NULL) {
-		jc_error(NULL, "%s", msg);
-		return;
-	}
-	jc_error(NULL, "%.*s", (int)(nl - msg), msg);
-	fprintf(stderr, "%s\n", nl + 1);
-}
-
-static int
-load_hosts(struct run *r)
-{
-	struct jc_opts *o = r->o;
-	struct jc_err err = { 0 };
-
-	if (o->hostfile != NULL) {
-		if (hostfile_read_mlx(o->hostfile, &r->input, &err) != 0)
-			return cli_usage_error(o->cmd, "%s", err.msg);
-		r->hosts = xcalloc(r->input->nhosts ? r->input->nhosts : 1, sizeof(*r->hosts));
-		for (size_t i = 0; i < r->input->nhosts; i++) {
-			if (hosts_parse_target(r->input->hosts[i].ssh, &r->hosts[i], &err) != 0) {
-				hosts_free(r->hosts, i);
-				r->hosts = NULL;
-				return cli_usage_error(o->cmd, "Failed to parse hostfile %s (%s)",
-				    o->hostfile, err.msg);
-			}
-		}
-		r->n = r->input->nhosts;
-		return 0;
-	}
-	if (o->from != NULL && !o->hosts_given) {
-		if (probe_bundle_hosts(o->from, &r->hosts, &r->n, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			return JC_EXIT_FAIL;
-		}
-		return 0;
-	}
-	if (hosts_from_list(o->hosts, &r->hosts, &r->n, &err) != 0)
-		return cli_usage_error(o->cmd, "%s", err.msg);
-	return 0;
+	cli_hosts_clear(&r->h);
 }
 
 static void
@@ -105,7 +55,7 @@ probe_log(void *arg, size_t i, const char *command, int status, double seconds)
 {
 	struct run *r = arg;
 
-	jc_info(r->hosts[i].name, "%s: exit %d, %.3f s", command, status, seconds);
+	jc_info(r->h.v[i].name, "%s: exit %d, %.3f s", command, status, seconds);
 }
 
 /* Discovery, and mlx's handling of hosts that cannot be reached. */
@@ -115,67 +65,24 @@ discover(struct run *r)
 	struct jc_opts *o = r->o;
 	struct probe_opts po = { 0 };
 	struct jc_buf names = { 0 };
-	struct jc_host *kept;
-	size_t nkept = 0, nun = 0;
-	int rc = 0;
 
-	for (size_t i = 0; i < r->n; i++)
-		buf_printf(&names, "%s%s", i ? ", " : "", r->hosts[i].name);
+	for (size_t i = 0; i < r->h.n; i++)
+		buf_printf(&names, "%s%s", i ? ", " : "", r->h.v[i].name);
 	jc_info(NULL, "Checking for ssh access for %s", names.data ? names.data : "");
 	buf_free(&names);
-	po.tr.ssh_config = o->ssh_config;
-	po.tr.accept_new = o->accept_new;
-	po.tr.connect_timeout = o->connect_timeout;
+	po.tr = cli_tr_opts(o);
 	po.command_timeout = o->command_timeout;
 	po.from = o->from;
 	po.arg = r;
 	if (o->verbose > 1)
 		po.log = probe_log;
-	probe_hosts(r->hosts, r->n, &po, NULL);
-
-	for (size_t i = 0; i < r->n; i++)
-		if (!r->hosts[i].reachable)
-			nun++;
-	if (nun > 0 && !o->ignore_unreachable) {
-		struct jc_buf b = { 0 };
-
-		for (size_t i = 0; i < r->n; i++)
-			if (!r->hosts[i].reachable)
-				jc_error(r->hosts[i].name, "%s", r->hosts[i].error);
-		buf_puts(&b, "Could not ssh to the following hosts:\n");
-		for (size_t i = 0; i < r->n; i++)
-			if (!r->hosts[i].reachable)
-				buf_printf(&b, "  -  %s\n", r->hosts[i].name);
-		buf_puts(&b, "\nMaybe they are not set-up for password-less ssh?\n");
-		fputs(b.data, stderr);
-		buf_free(&b);
+	probe_hosts(r->h.v, r->h.n, &po, NULL);
+	if (cli_hosts_check(o, &r->h, "no host left to configure") != 0)
 		return JC_EXIT_FAIL;
-	}
-	kept = xcalloc(r->n ? r->n : 1, sizeof(*kept));
-	for (size_t i = 0; i < r->n; i++) {
-		if (!r->hosts[i].reachable) {
-			jc_warn(r->hosts[i].name, "unreachable, left out: %s", r->hosts[i].error);
-			jc_host_clear(&r->hosts[i]);
-			continue;
-		}
-		kept[nkept++] = r->hosts[i];
-	}
-	free(r->hosts);
-	r->hosts = kept;
-	r->n = nkept;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->hosts[i].error != NULL) {
-			jc_error(r->hosts[i].name, "%s", r->hosts[i].error);
-			rc = JC_EXIT_FAIL;
-		}
-	if (rc == 0 && r->n == 0) {
-		jc_error(NULL, "no host left to configure");
-		rc = JC_EXIT_FAIL;
-	}
-	return rc;
+	return cli_hosts_errors(&r->h);
 }
 
-/* ---- the cabling file (--save-cabling) ---- */
+/* ---- the cables of --json ---- */
 
 static json_t *
 port_ref(const struct jc_host *h, size_t p)
@@ -186,41 +93,12 @@ port_ref(const struct jc_host *h, size_t p)
 	    pt->receptacle, "iface", pt->iface);
 }
 
-/*
- * {"version": 1, "hosts": [{"name", "model", "ports": [{"receptacle",
- * "iface", "link", "gbps", "peer": {"host", "receptacle", "iface"} or
- * null, "via_dock"}]}], "cables": [{"a": {...}, "b": {...}, "gbps",
- * "via_dock", "rdma": true/false/null}]}
- */
+/* [{"a": {"host", "receptacle", "iface"}, "b": {...}, "gbps", "via_dock", "rdma"}] */
 static json_t *
-cabling_json(const struct graph *g)
+cables_json(const struct graph *g)
 {
-	json_t *doc = json_object(), *hosts = json_array(), *cables = json_array();
+	json_t *cables = json_array();
 
-	json_object_set_new(doc, "version", json_integer(1));
-	for (size_t i = 0; i < g->n; i++) {
-		const struct jc_host *h = &g->hosts[i];
-		json_t *ports = json_array();
-
-		for (size_t k = 0; k < g->norder[i]; k++) {
-			size_t p = g->order[i][k];
-			const struct jc_port *pt = &h->ports[p];
-			json_t *peer = json_null();
-
-			for (size_t c = 0; c < g->ncables; c++)
-				for (int s = 0; s < 2; s++)
-					if (g->cables[c].end[s].host == i && g->cables[c].end[s].port == p) {
-						json_decref(peer);
-						peer = port_ref(&g->hosts[g->cables[c].end[!s].host],
-						    g->cables[c].end[!s].port);
-					}
-			json_array_append_new(ports, json_pack("{s:s?, s:s?, s:s?, s:i, s:o, s:b}",
-			    "receptacle", pt->receptacle, "iface", pt->iface, "link", pt->link,
-			    "gbps", pt->link_gbps, "peer", peer, "via_dock", pt->peer_via_dock));
-		}
-		json_array_append_new(hosts, json_pack("{s:s, s:s?, s:o}", "name",
-		    graph_host_label(h), "model", h->model, "ports", ports));
-	}
 	for (size_t c = 0; c < g->ncables; c++) {
 		const struct graph_cable *cb = &g->cables[c];
 
@@ -230,45 +108,7 @@ cabling_json(const struct graph *g)
 		    "gbps", cb->gbps, "via_dock", cb->via_dock,
 		    "rdma", cb->rdma == JC_UNKNOWN ? json_null() : json_boolean(cb->rdma == JC_YES)));
 	}
-	json_object_set_new(doc, "hosts", hosts);
-	json_object_set_new(doc, "cables", cables);
-	return doc;
-}
-
-/* Write text (or j) to path through a temporary file and a rename. */
-static int
-write_file_atomic(const char *path, const json_t *j, const struct jc_hostfile *hf)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	struct jc_err err = { 0 };
-	FILE *fp = fopen(tmp, "w");
-	int rc = 0;
-
-	if (fp == NULL) {
-		jc_error(NULL, "cannot write %s: %s", tmp, strerror(errno));
-		free(tmp);
-		return JC_EXIT_FAIL;
-	}
-	if (hf != NULL) {
-		if (hostfile_write_file(fp, hf, &err) != 0) {
-			jc_error(NULL, "%s: %s", path, err.msg);
-			rc = JC_EXIT_FAIL;
-		}
-	} else if (json_dumpf(j, fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
-	    fputc('\n', fp) == EOF) {
-		rc = JC_EXIT_FAIL;
-	}
-	if (fclose(fp) != 0)
-		rc = JC_EXIT_FAIL;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = JC_EXIT_FAIL;
-	if (rc != 0) {
-		if (err.msg[0] == '\0')
-			jc_error(NULL, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-	free(tmp);
-	return rc;
+	return cables;
 }
 
 /* ---- setup ---- */
@@ -279,10 +119,10 @@ apply_event(void *arg, const struct apply_event *ev)
 	(void)arg;
 	switch (ev->kind) {
 	case APPLY_EV_RUN:
-		fprintf(stderr, "[#] %s: %s\n", ev->host, ev->command);
+		out_cmd_echo(ev->host, ev->command, NULL);
 		break;
 	case APPLY_EV_UNDO:
-		fprintf(stderr, "[#] %s: %s   (undo)\n", ev->host, ev->command);
+		out_cmd_echo(ev->host, ev->command, "(undo)");
 		break;
 	case APPLY_EV_IGNORED:
 		jc_info(ev->host, "%s: exit %d (ignored)%s%s", ev->command, ev->status,
@@ -297,44 +137,42 @@ apply_event(void *arg, const struct apply_event *ev)
 	fflush(stderr);
 }
 
-static int
-auto_setup(struct run *r)
+/* What became of each host, then where its prior state was saved. */
+static void
+report_setup(const struct apply_result *res, const struct apply_opts *ao, int rc,
+    const struct jc_err *err)
 {
-	struct jc_opts *o = r->o;
-	struct apply_opts ao = { 0 };
-	struct apply_result res = { 0 };
-	struct jc_err err = { 0 };
-	int rc;
-
-	ao.tr.ssh_config = o->ssh_config;
-	ao.tr.accept_new = o->accept_new;
-	ao.tr.connect_timeout = o->connect_timeout;
-	ao.command_timeout = o->command_timeout;
-	ao.state_dir = o->state_dir;
-	ao.event = apply_event;
-	if (tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
-		return JC_EXIT_FAIL;
+	for (size_t i = 0; i < res->n; i++) {
+		if (res->hosts[i].status == APPLY_HOST_UNCHANGED)
+			jc_note(res->hosts[i].name, "already configured, nothing to change");
+		else if (res->hosts[i].status == APPLY_HOST_DONE)
+			jc_info(res->hosts[i].name, "set up (%zu commands)", res->hosts[i].ran);
+		else if (res->hosts[i].undone)
+			jc_note(res->hosts[i].name, "put back as it was");
 	}
-	rc = apply_run(r->plan, r->g, &ao, &res, &err);
-	tr_global_cleanup();
-	for (size_t i = 0; i < res.n; i++) {
-		if (res.hosts[i].status == APPLY_HOST_UNCHANGED)
-			fprintf(stderr, "%s: %s: already configured, nothing to change\n", JC_PROG,
-			    res.hosts[i].name);
-		else if (res.hosts[i].status == APPLY_HOST_DONE)
-			jc_info(res.hosts[i].name, "set up (%zu commands)", res.hosts[i].ran);
-		else if (res.hosts[i].undone)
-			fprintf(stderr, "%s: %s: put back as it was\n", JC_PROG, res.hosts[i].name);
-	}
-	if (rc != 0)
-		jc_error(NULL, "setup failed: %s", err.msg);
-	else if (res.changed) {
-		char *dir = apply_state_dir(&ao);
+	if (rc != 0) {
+		jc_error(NULL, "setup failed: %s", err->msg);
+	} else if (res->changed) {
+		char *dir = apply_state_dir(ao);
 
 		jc_info(NULL, "prior state saved in %s ('%s restore' undoes the setup)", dir, JC_PROG);
 		free(dir);
 	}
+}
+
+static int
+auto_setup(struct run *r)
+{
+	struct apply_opts ao = cli_apply_opts(r->o, apply_event);
+	struct apply_result res = { 0 };
+	struct jc_err err = { 0 };
+	int rc;
+
+	if (cli_tr_init() != 0)
+		return JC_EXIT_FAIL;
+	rc = apply_run(r->plan, r->g, &ao, &res, &err);
+	tr_global_cleanup();
+	report_setup(&res, &ao, rc, &err);
 	apply_result_clear(&res);
 	return rc == 0 ? 0 : JC_EXIT_FAIL;
 }
@@ -350,13 +188,13 @@ manual_setup(struct run *r)
 			char line[256];
 
 			fputs("Enter to continue", stdout);
-			fflush(stdout);
+			out_flush();
 			if (fgets(line, sizeof(line), stdin) == NULL)
 				tty = false;
 			putchar('\n');
 		}
 	}
-	fflush(stdout);
+	out_flush();
 }
 
 /* ---- --json ---- */
@@ -393,8 +231,8 @@ summary_json(const struct run *r)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; i < r->n; i++) {
-		const struct jc_host *h = &r->hosts[i];
+	for (size_t i = 0; i < r->h.n; i++) {
+		const struct jc_host *h = &r->h.v[i];
 
 		json_array_append_new(a, json_pack("{s:s, s:s?, s:s?, s:s?, s:i, s:i, s:o}",
 		    "name", h->name, "model", h->model, "os_version", h->os_version,
@@ -409,20 +247,17 @@ print_json(struct run *r, json_t *setup)
 {
 	json_t *doc = json_object(), *order = json_array();
 	struct jc_err err = { 0 };
-	json_t *hfj = NULL, *cab;
+	json_t *hfj = NULL;
 
 	json_object_set_new(doc, "hosts", summary_json(r));
-	if (r->g != NULL) {
-		cab = cabling_json(r->g);
-		json_object_set_new(doc, "cables", json_incref(json_object_get(cab, "cables")));
-		json_decref(cab);
-	}
+	if (r->g != NULL)
+		json_object_set_new(doc, "cables", cables_json(r->g));
 	if (r->chosen) {
 		json_object_set_new(doc, "backend",
 		    json_string(graph_backend_name(r->choice.backend)));
-		for (size_t i = 0; r->choice.order != NULL && i < r->n; i++)
+		for (size_t i = 0; r->choice.order != NULL && i < r->h.n; i++)
 			json_array_append_new(order,
-			    json_string(graph_host_label(&r->hosts[r->choice.order[i]])));
+			    json_string(graph_host_label(&r->h.v[r->choice.order[i]])));
 		json_object_set_new(doc, "ring", r->choice.backend == GRAPH_JACCL ? json_null() :
 		    json_incref(order));
 	} else {
@@ -439,8 +274,7 @@ print_json(struct run *r, json_t *setup)
 		return JC_EXIT_FAIL;
 	}
 	json_object_set_new(doc, "hostfile", hfj ? hfj : json_null());
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
+	out_json(doc);
 	json_decref(doc);
 	return 0;
 }
@@ -456,6 +290,27 @@ check_written(const struct run *r)
 	check_report_free(rep);
 }
 
+/* The hostfile to path, whole or not at all. */
+static int
+write_hostfile_file(const char *path, const struct jc_hostfile *hf)
+{
+	struct jc_err err = { 0 };
+	char *text = hostfile_write_text(hf, &err);
+	int r;
+
+	if (text == NULL) {
+		jc_error(NULL, "%s: %s", path, err.msg);
+		return JC_EXIT_FAIL;
+	}
+	r = jc_write_atomic(path, text, strlen(text), 0666, &err);
+	free(text);
+	if (r != 0) {
+		jc_error(NULL, "%s", err.msg);
+		return JC_EXIT_FAIL;
+	}
+	return 0;
+}
+
 static int
 write_hostfile(struct run *r)
 {
@@ -463,7 +318,7 @@ write_hostfile(struct run *r)
 
 	check_written(r);
 	if (r->o->output_hostfile != NULL)
-		return write_file_atomic(r->o->output_hostfile, NULL, r->hf);
+		return write_hostfile_file(r->o->output_hostfile, r->hf);
 	if (r->o->json)
 		return 0;
 	if (hostfile_write_stdout(stdout, r->hf, &err) != 0) {
@@ -471,13 +326,6 @@ write_hostfile(struct run *r)
 		return JC_EXIT_FAIL;
 	}
 	return 0;
-}
-
-static void
-warn_lines(const struct jc_strv *w)
-{
-	for (size_t i = 0; i < w->n; i++)
-		jc_warn(NULL, "%s", w->v[i]);
 }
 
 /*
@@ -503,7 +351,7 @@ verify_hostfile(const struct run *r)
 	for (size_t a = 0; a < n; a++) {
 		struct jc_hf_host *h = &hf->hosts[a];
 		size_t hi = r->choice.order[a];
-		const char *ip = hostfile_write_mgmt_ip(&r->hosts[hi], r->g, hi);
+		const char *ip = hostfile_write_mgmt_ip(&r->h.v[hi], r->g, hi);
 
 		h->ssh = xstrdup(r->hf->hosts[a].ssh);
 		if (ip != NULL) {
@@ -580,16 +428,10 @@ report_strays(const struct graph *g)
 	}
 }
 
-int
-cmd_configure(struct jc_opts *o)
+/* The combinations of options configure refuses; 0 when none. */
+static int
+refused(struct jc_opts *o)
 {
-	struct run r = { .o = o };
-	struct hostfile_write_in in = { 0 };
-	struct jc_strv warnings = { 0 };
-	struct jc_err err = { 0 };
-	json_t *setup = NULL;
-	int rc;
-
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
 	if (o->verify && o->json)
@@ -599,149 +441,204 @@ cmd_configure(struct jc_opts *o)
 		return cli_usage_error(o->cmd, "--verify measures live hosts; it cannot run on a replayed bundle (--from)");
 	if (o->verify && o->dot)
 		return cli_usage_error(o->cmd, "--dot prints the cabling and exits; it cannot be combined with --verify");
-	if ((rc = load_hosts(&r)) != 0)
-		goto out;
-	if (r.n == 0) {
+	return 0;
+}
+
+/* The hosts, and what discovery finds on them. */
+static int
+load_and_discover(struct run *r)
+{
+	struct jc_opts *o = r->o;
+	int rc;
+
+	if ((rc = cli_hosts_load(o, 0, &r->h)) != 0)
+		return rc;
+	if (r->h.n == 0) {
 		jc_error(NULL, "no host to configure");
-		rc = JC_EXIT_FAIL;
-		goto out;
+		return JC_EXIT_FAIL;
 	}
-	if (o->from == NULL && tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
-		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-	rc = discover(&r);
+	if (o->from == NULL && cli_tr_init() != 0)
+		return JC_EXIT_FAIL;
+	rc = discover(r);
 	if (o->from == NULL)
 		tr_global_cleanup();
+	return rc;
+}
+
+/* --over ethernet: the hostfile of the management addresses, nothing to set up. */
+static int
+configure_ethernet(struct run *r, const struct hostfile_write_in *in)
+{
+	struct jc_strv warnings = { 0 };
+	struct jc_err err = { 0 };
+	int rc = 0;
+
+	jc_info(NULL, "Preparing an ethernet hostfile");
+	if (hostfile_write_ethernet(r->h.v, r->h.n, NULL, in, &r->hf, &warnings, &err) != 0) {
+		out_error_lines(err.msg);
+		strv_free(&warnings);
+		return JC_EXIT_FAIL;
+	}
+	out_warn_each(&warnings, "Could not extract ip for ");
+	strv_free(&warnings);
+	if (r->o->json)
+		rc = print_json(r, NULL);
+	return rc != 0 ? rc : write_hostfile(r);
+}
+
+/*
+ * The cable graph (with what it could not use), the cabling file of
+ * --save-cabling, and the DOT of --dot; *done when --dot ended the run.
+ */
+static int
+build_graph(struct run *r, bool *done)
+{
+	struct jc_opts *o = r->o;
+	struct jc_err err = { 0 };
+
+	jc_info(NULL, "Preparing for communication over thunderbolt");
+	for (size_t i = 0; i < r->h.n; i++) {
+		jc_info(NULL, "Getting connectivity from %s", r->h.v[i].name);
+		jc_info(NULL, "Getting interface names from %s", r->h.v[i].name);
+	}
+	if (graph_build(r->h.v, r->h.n, &r->g, &err) != 0) {
+		out_error_lines(err.msg);
+		return JC_EXIT_FAIL;
+	}
+	report_strays(r->g);
+	if (o->save_cabling != NULL && cabling_save(o->save_cabling, r->g, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		return JC_EXIT_FAIL;
+	}
+	if (!o->dot)
+		return 0;
+	*done = true;
+	if (dot_write(stdout, r->g, o->verbose ? DOT_EXTENDED : 0, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		return JC_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* The backend, the per-cable plan and the hostfile. */
+static int
+plan_cluster(struct run *r, const struct hostfile_write_in *in)
+{
+	struct jc_strv warnings = { 0 };
+	struct jc_err err = { 0 };
+	int rc = JC_EXIT_FAIL;
+
+	for (size_t i = 0; i < r->h.n; i++)
+		jc_info(NULL, "Checking that %s supports RDMA", r->h.v[i].name);
+	if (graph_choose(r->g, r->o->backend, &r->choice, &err) != 0)
+		goto out;
+	r->chosen = true;
+	out_warn_each(&r->choice.warnings, "");
+	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r->choice.backend));
+	if (plan_build(r->g, &r->plan, &err) != 0)
+		goto out;
+	for (size_t i = 0; r->choice.backend != GRAPH_RING && i < r->h.n; i++)
+		jc_info(NULL, "Getting the ip from %s", r->h.v[i].name);
+	if (hostfile_write_build(r->g, &r->choice, r->plan, in, &r->hf, &warnings, &err) != 0)
+		goto out;
+	out_warn_each(&warnings, "Could not extract ip for ");
+	rc = 0;
+out:
 	if (rc != 0)
+		out_error_lines(err.msg);
+	strv_free(&warnings);
+	return rc;
+}
+
+/*
+ * The setup: automatic only when asked and every host has passwordless
+ * sudo, else each host's commands printed (in --json, only listed).
+ * *setup: what --json says of it ("applied", "printed" or NULL).
+ */
+static int
+setup_cluster(struct run *r, json_t **setup)
+{
+	struct jc_opts *o = r->o;
+	bool autos = o->auto_setup == JC_YES;
+	struct jc_buf b = { 0 };
+	int rc;
+
+	for (size_t i = 0; autos && i < r->h.n; i++)
+		if (r->h.v[i].sudo != JC_YES)
+			buf_printf(&b, " -  %s\n", r->h.v[i].name);
+	if (b.len > 0) {
+		jc_warn(NULL, "Automatic setup requested but the following hosts do not have passwordless sudo");
+		fputs(b.data, stderr);
+		autos = false;
+	}
+	buf_free(&b);
+	if (autos && o->from != NULL) {
+		jc_error(NULL, "--auto-setup changes live hosts; it cannot run on a replayed bundle (--from)");
+		return JC_EXIT_FAIL;
+	}
+	if (autos) {
+		if ((rc = auto_setup(r)) != 0)
+			return rc;
+		*setup = json_string("applied");
+	} else if (!o->json) {
+		manual_setup(r);
+	} else {
+		*setup = json_string("printed");
+	}
+	return 0;
+}
+
+/* --json, the hostfile, and --verify on it. */
+static int
+finish(struct run *r, json_t *setup)
+{
+	struct jc_opts *o = r->o;
+	struct jc_hostfile *vhf;
+	int rc;
+
+	if (!o->json)
+		json_decref(setup);
+	else if ((rc = print_json(r, setup)) != 0)
+		return rc;
+	if ((rc = write_hostfile(r)) != 0 || !o->verify)
+		return rc;
+	vhf = verify_hostfile(r);
+	if (vhf != NULL)
+		jc_info(NULL, "verifying the ring's cables over TCP (the ring backend's hostfile names no devices)");
+	rc = cmd_verify_hostfile(o, vhf ? vhf : r->hf, NULL,
+	    o->output_hostfile ? o->output_hostfile : "the hostfile");
+	jc_hostfile_free(vhf);
+	return rc;
+}
+
+int
+cmd_configure(struct jc_opts *o)
+{
+	struct run r = { .o = o };
+	struct hostfile_write_in in = { 0 };
+	json_t *setup = NULL;
+	bool done = false;
+	int rc;
+
+	if ((rc = refused(o)) != 0)
+		return rc;
+	if ((rc = load_and_discover(&r)) != 0)
 		goto out;
 	in.envs = (const char *const *)o->envs.v;
 	in.nenvs = o->envs.n;
-	in.input = r.input;
-
+	in.input = r.h.hf;
 	if (strcmp(o->over, "ethernet") == 0) {
-		jc_info(NULL, "Preparing an ethernet hostfile");
-		if (hostfile_write_ethernet(r.hosts, r.n, NULL, &in, &r.hf, &warnings, &err) != 0) {
-			error_lines(err.msg);
-			rc = JC_EXIT_FAIL;
-			goto out;
-		}
-		for (size_t i = 0; i < warnings.n; i++)
-			jc_warn(NULL, "Could not extract ip for %s", warnings.v[i]);
-		if (o->json)
-			rc = print_json(&r, NULL);
-		if (rc == 0)
-			rc = write_hostfile(&r);
+		rc = configure_ethernet(&r, &in);
 		goto out;
 	}
-
-	jc_info(NULL, "Preparing for communication over thunderbolt");
-	for (size_t i = 0; i < r.n; i++) {
-		jc_info(NULL, "Getting connectivity from %s", r.hosts[i].name);
-		jc_info(NULL, "Getting interface names from %s", r.hosts[i].name);
-	}
-	if (graph_build(r.hosts, r.n, &r.g, &err) != 0) {
-		error_lines(err.msg);
-		rc = JC_EXIT_FAIL;
+	if ((rc = build_graph(&r, &done)) != 0 || done)
 		goto out;
-	}
-	report_strays(r.g);
-	if (o->save_cabling != NULL) {
-		json_t *cab = cabling_json(r.g);
-
-		rc = write_file_atomic(o->save_cabling, cab, NULL);
-		json_decref(cab);
-		if (rc != 0)
-			goto out;
-	}
-	if (o->dot) {
-		if (dot_write(stdout, r.g, o->verbose ? DOT_EXTENDED : 0, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			rc = JC_EXIT_FAIL;
-		}
+	if ((rc = plan_cluster(&r, &in)) != 0 || (rc = setup_cluster(&r, &setup)) != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < r.n; i++)
-		jc_info(NULL, "Checking that %s supports RDMA", r.hosts[i].name);
-	if (graph_choose(r.g, o->backend, &r.choice, &err) != 0) {
-		error_lines(err.msg);
-		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-	r.chosen = true;
-	warn_lines(&r.choice.warnings);
-	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r.choice.backend));
-	if (plan_build(r.g, &r.plan, &err) != 0) {
-		error_lines(err.msg);
-		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-	for (size_t i = 0; r.choice.backend != GRAPH_RING && i < r.n; i++)
-		jc_info(NULL, "Getting the ip from %s", r.hosts[i].name);
-	if (hostfile_write_build(r.g, &r.choice, r.plan, &in, &r.hf, &warnings, &err) != 0) {
-		error_lines(err.msg);
-		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-	for (size_t i = 0; i < warnings.n; i++)
-		jc_warn(NULL, "Could not extract ip for %s", warnings.v[i]);
-
-	/* setup: automatic only when asked and every host has passwordless sudo */
-	{
-		bool autos = o->auto_setup == JC_YES;
-
-		if (autos) {
-			struct jc_buf b = { 0 };
-
-			for (size_t i = 0; i < r.n; i++)
-				if (r.hosts[i].sudo != JC_YES)
-					buf_printf(&b, " -  %s\n", r.hosts[i].name);
-			if (b.len > 0) {
-				jc_warn(NULL, "Automatic setup requested but the following hosts do not have passwordless sudo");
-				fputs(b.data, stderr);
-				autos = false;
-			}
-			buf_free(&b);
-		}
-		if (autos && o->from != NULL) {
-			jc_error(NULL, "--auto-setup changes live hosts; it cannot run on a replayed bundle (--from)");
-			rc = JC_EXIT_FAIL;
-			goto out;
-		}
-		if (autos) {
-			if ((rc = auto_setup(&r)) != 0)
-				goto out;
-			setup = json_string("applied");
-		} else if (!o->json) {
-			manual_setup(&r);
-		} else {
-			setup = json_string("printed");
-		}
-	}
-	if (o->json) {
-		rc = print_json(&r, setup);
-		setup = NULL;
-		if (rc != 0)
-			goto out;
-	}
-	rc = write_hostfile(&r);
-	if (rc == 0 && o->verify) {
-		struct jc_hostfile *vhf = verify_hostfile(&r);
-
-		if (vhf != NULL)
-			jc_info(NULL, "verifying the ring's cables over TCP (the ring backend's hostfile names no devices)");
-		rc = cmd_verify_hostfile(o, vhf ? vhf : r.hf, NULL,
-		    o->output_hostfile ? o->output_hostfile : "the hostfile");
-		jc_hostfile_free(vhf);
-	}
+	rc = finish(&r, setup);
+	setup = NULL;	/* finish() took it */
 out:
 	json_decref(setup);
-	strv_free(&warnings);
 	run_clear(&r);
-	if (fflush(stdout) != 0 && rc == 0) {
-		jc_error(NULL, "cannot write to standard output");
-		rc = JC_EXIT_FAIL;
-	}
 	return rc;
 }

@@ -26,40 +26,9 @@
 #include "cmd.h"
 #include "doctor.h"
 #include "hostfile_read.h"
-#include "hosts.h"
 #include "probe.h"
 
 #define COORD_MARK "JC-CONNECT-OK"
-
-static int
-load_hosts(struct jc_opts *o, struct jc_hostfile *hf, struct jc_host **hosts, size_t *n)
-{
-	struct jc_err err = { 0 };
-
-	if (hf != NULL) {
-		*hosts = xcalloc(hf->nhosts ? hf->nhosts : 1, sizeof(**hosts));
-		for (size_t i = 0; i < hf->nhosts; i++) {
-			if (hosts_parse_target(hf->hosts[i].ssh, &(*hosts)[i], &err) != 0) {
-				jc_error(NULL, "%s: %s", o->hostfile, err.msg);
-				hosts_free(*hosts, i);
-				*hosts = NULL;
-				return JC_EXIT_FAIL;
-			}
-		}
-		*n = hf->nhosts;
-		return 0;
-	}
-	if (o->from != NULL && !o->hosts_given) {
-		if (probe_bundle_hosts(o->from, hosts, n, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			return JC_EXIT_FAIL;
-		}
-		return 0;
-	}
-	if (hosts_from_list(o->hosts, hosts, n, &err) != 0)
-		return cli_usage_error(o->cmd, "%s", err.msg);
-	return 0;
-}
 
 /* --- coordinator probe --- */
 
@@ -259,126 +228,120 @@ print_human(const struct doctor_report *r, const struct jc_host *hosts, size_t n
 	}
 }
 
+/* Probe the hosts (raws: one per host); --ignore-unreachable leaves out those not reached. */
+static int
+probe_all(struct jc_opts *o, struct cli_hosts *h, struct jc_raw **raws, size_t *nraws)
+{
+	struct probe_opts po = { 0 };
+
+	if (h->n == 0) {
+		jc_error(NULL, "no host to examine");
+		return JC_EXIT_FAIL;
+	}
+	po.tr = cli_tr_opts(o);
+	po.command_timeout = o->command_timeout;
+	po.from = o->from;
+	if (o->from == NULL && cli_tr_init() != 0)
+		return JC_EXIT_FAIL;
+	*raws = xcalloc(h->n, sizeof(**raws));
+	*nraws = h->n;
+	probe_hosts(h->v, h->n, &po, *raws);
+	if (o->ignore_unreachable)
+		cli_hosts_drop_unreachable(h);
+	return 0;
+}
+
+/*
+ * Rank 0's coordinator (the hostfile's first address, else its management
+ * IP) as "ADDR:PORT" in *coordinator, tested from every host (*coord); or
+ * in->coord_skip saying why it is not tested.
+ */
+static void
+coordinator_check(struct jc_opts *o, const struct cli_hosts *h, struct doctor_input *in,
+    char **coordinator, struct doctor_coord **coord)
+{
+	const struct jc_hostfile *hf = h->hf;
+	const char *addr = NULL;
+
+	if (hf != NULL && hf->nhosts > 0 && hf->hosts[0].nips > 0)
+		addr = hf->hosts[0].ips[0];
+	else if (h->n > 0)
+		addr = h->v[0].mgmt_ip;
+	if (addr != NULL && hostfile_ip_ok(addr) && jc_plain_word(addr))
+		*coordinator = xasprintf("%s:%ld", addr, o->starting_port);
+	if (o->from != NULL)
+		in->coord_skip = "replaying a bundle: nothing to connect from";
+	else if (*coordinator == NULL)
+		in->coord_skip = "rank 0 has no usable address";
+	else if (h->n < 1 || !h->v[0].reachable)
+		in->coord_skip = "rank 0 was not probed";
+	else
+		*coord = coord_probe(o, h->v, h->n, addr, o->starting_port);
+	in->coordinator = *coordinator;
+	in->coord = *coord;
+}
+
+static void
+print_report(struct jc_opts *o, const struct doctor_report *rep, const struct cli_hosts *h,
+    const char *coordinator)
+{
+	json_t *doc;
+
+	if (!o->json) {
+		print_human(rep, h->v, h->n);
+		return;
+	}
+	doc = doctor_report_json(rep, h->v, h->n);
+	json_object_set_new(doc, "coordinator", coordinator ? json_string(coordinator) :
+	    json_null());
+	out_json(doc);
+	json_decref(doc);
+}
+
 int
 cmd_doctor(struct jc_opts *o)
 {
-	struct jc_hostfile *hf = NULL;
 	struct cabling *expect = NULL;
-	struct jc_host *hosts = NULL;
+	struct cli_hosts h = { 0 };
 	struct jc_raw *raws = NULL;
-	struct probe_opts po = { 0 };
 	struct jc_err err = { 0 };
-	struct graph *g = NULL;
 	struct doctor_input in = { 0 };
 	struct doctor_report *rep = NULL;
 	struct doctor_coord *coord = NULL;
+	struct graph *g = NULL;
 	char *gerr = NULL, *coordinator = NULL;
-	const char *addr = NULL;
-	size_t n = 0, nraws = 0;
-	int rc = JC_EXIT_FAIL, r;
+	size_t nraws = 0;
+	int rc;
 
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	if (o->ssh_config != NULL && o->from == NULL && access(o->ssh_config, R_OK) != 0) {
-		jc_error(NULL, "cannot read ssh configuration %s: %s", o->ssh_config,
-		    strerror(errno));
-		return JC_EXIT_FAIL;
-	}
+	if ((rc = cli_ssh_config_ok(o)) != 0)
+		return rc;
 	if (o->expect != NULL && cabling_load(o->expect, &expect, &err) != 0) {
 		jc_error(NULL, "%s", err.msg);
 		return JC_EXIT_FAIL;
 	}
-	if (o->hostfile != NULL && hostfile_read_mlx(o->hostfile, &hf, &err) != 0) {
-		jc_error(NULL, "%s", err.msg);
+	if ((rc = cli_hosts_load(o, 0, &h)) != 0 || (rc = probe_all(o, &h, &raws, &nraws)) != 0)
 		goto out;
-	}
-	if ((r = load_hosts(o, hf, &hosts, &n)) != 0) {
-		rc = r;
-		goto out;
-	}
-	if (n == 0) {
-		jc_error(NULL, "no host to examine");
-		goto out;
-	}
-	po.tr.ssh_config = o->ssh_config;
-	po.tr.accept_new = o->accept_new;
-	po.tr.connect_timeout = o->connect_timeout;
-	po.command_timeout = o->command_timeout;
-	po.from = o->from;
-	if (o->from == NULL && tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
-		goto out;
-	}
-	raws = xcalloc(n, sizeof(*raws));
-	nraws = n;
-	probe_hosts(hosts, n, &po, raws);
-
-	if (o->ignore_unreachable) {
-		size_t k = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			if (!hosts[i].reachable) {
-				jc_warn(hosts[i].name, "unreachable, left out: %s", hosts[i].error);
-				jc_host_clear(&hosts[i]);
-				continue;
-			}
-			hosts[k++] = hosts[i];
-		}
-		n = k;
-	}
-	if (graph_build(hosts, n, &g, &err) != 0)
+	if (graph_build(h.v, h.n, &g, &err) != 0)
 		gerr = xstrdup(err.msg);
-
-	/* rank 0's coordinator: the hostfile's first address, else its management IP */
-	if (hf != NULL && hf->nhosts > 0 && hf->hosts[0].nips > 0)
-		addr = hf->hosts[0].ips[0];
-	else if (n > 0)
-		addr = hosts[0].mgmt_ip;
-	if (addr != NULL && hostfile_ip_ok(addr) && jc_plain_word(addr))
-		coordinator = xasprintf("%s:%ld", addr, o->starting_port);
-	if (o->from != NULL)
-		in.coord_skip = "replaying a bundle: nothing to connect from";
-	else if (coordinator == NULL)
-		in.coord_skip = "rank 0 has no usable address";
-	else if (n < 1 || !hosts[0].reachable)
-		in.coord_skip = "rank 0 was not probed";
-	else
-		coord = coord_probe(o, hosts, n, addr, o->starting_port);
+	coordinator_check(o, &h, &in, &coordinator, &coord);
 	if (o->from == NULL)
 		tr_global_cleanup();
-
-	in.hosts = hosts;
-	in.n = n;
+	in.hosts = h.v;
+	in.n = h.n;
 	in.g = g;
 	in.graph_error = gerr;
-	in.hf = hf;
+	in.hf = h.hf;
 	in.backend = o->backend;
 	in.expect = expect;
 	in.expect_name = o->expect;
-	in.coordinator = coordinator;
-	in.coord = coord;
 	rep = doctor_run(&in);
-	if (o->json) {
-		json_t *doc = doctor_report_json(rep, hosts, n);
-
-		if (coordinator != NULL)
-			json_object_set_new(doc, "coordinator", json_string(coordinator));
-		else
-			json_object_set_new(doc, "coordinator", json_null());
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		json_decref(doc);
-	} else {
-		print_human(rep, hosts, n);
-	}
+	print_report(o, rep, &h, in.coordinator);
 	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_FAIL;
-	if (fflush(stdout) != 0) {
-		jc_error(NULL, "cannot write to standard output");
-		rc = JC_EXIT_FAIL;
-	}
 out:
 	doctor_report_free(rep);
-	for (size_t i = 0; coord && i < n; i++)
+	for (size_t i = 0; coord && i < h.n; i++)
 		free(coord[i].detail);
 	free(coord);
 	free(coordinator);
@@ -387,8 +350,7 @@ out:
 	for (size_t i = 0; i < nraws; i++)
 		raw_clear(&raws[i]);
 	free(raws);
-	hosts_free(hosts, n);
-	jc_hostfile_free(hf);
+	cli_hosts_clear(&h);
 	cabling_free(expect);
 	return rc;
 }

@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,28 +15,6 @@
 #include "cmd.h"
 #include "hostfile_read.h"
 #include "launch.h"
-
-static volatile sig_atomic_t interrupted;
-
-static void
-on_signal(int sig)
-{
-	interrupted = sig;
-}
-
-/* Catch SIGINT and SIGTERM into *flag's variable (the launcher polls it). */
-static void
-catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
 
 static void
 line_cb(void *arg, size_t rank, int fd, const char *data, size_t len)
@@ -47,7 +24,10 @@ line_cb(void *arg, size_t rank, int fd, const char *data, size_t len)
 
 	(void)arg;
 	fprintf(fp, "[%zu] %.*s%s", rank, (int)len, data, nl ? "" : "\n");
-	fflush(fp);
+	if (fp == stdout)
+		out_flush();
+	else
+		fflush(fp);
 }
 
 static void
@@ -56,7 +36,7 @@ ended_cb(void *arg, size_t rank, const struct launch_result *res)
 	struct launch *l = *(struct launch **)arg;
 	const char *host = launch_host(l, rank);
 
-	fflush(stdout);
+	out_flush();
 	switch (res->state) {
 	case LAUNCH_EXITED:
 		if (res->status == 0)
@@ -113,9 +93,7 @@ cmd_launch(struct jc_opts *o)
 	if ((rc = hostfile_of(o, &hf)) != 0)
 		return rc;
 	memset(&lo, 0, sizeof(lo));
-	lo.tr.ssh_config = o->ssh_config;
-	lo.tr.accept_new = o->accept_new;
-	lo.tr.connect_timeout = o->connect_timeout;
+	lo.tr = cli_tr_opts(o);
 	lo.env.backend = o->backend;
 	lo.env.envs = o->envs.v;
 	lo.env.nenvs = o->envs.n;
@@ -125,33 +103,31 @@ cmd_launch(struct jc_opts *o)
 	lo.argv = o->argv;
 	lo.argc = (size_t)o->argc;
 	lo.cwd = getcwd(cwd, sizeof(cwd));
-	lo.interrupted = &interrupted;
+	lo.interrupted = &cli_interrupted;
 	lo.line = line_cb;
 	lo.ended = ended_cb;
 	lo.arg = &l;
 	rc = launch_prepare(hf, &lo, &l, &warn, &err);
-	for (size_t i = 0; i < warn.n; i++)
-		jc_warn(NULL, "%s", warn.v[i]);
+	out_warn_each(&warn, "");
 	strv_free(&warn);
 	if (rc < 0) {
 		jc_hostfile_free(hf);
 		return cli_usage_error(o->cmd, "%s", err.msg);
 	}
-	if (tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
+	if (cli_tr_init() != 0) {
 		launch_free(l);
 		jc_hostfile_free(hf);
 		return JC_EXIT_FAIL;
 	}
 	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", o->argv[0],
 	    launch_nranks(l), launch_backend(l));
-	catch_signals();
+	cli_catch_interrupts();
 	rc = launch_run(l, &err);
 	if (rc == 0) {
 		rc = JC_EXIT_OK;
 	} else if (launch_stop_reason(l, &first) == LAUNCH_STOP_INTERRUPT) {
 		jc_error(NULL, "%s", err.msg);
-		rc = 128 + (int)interrupted;
+		rc = 128 + (int)cli_interrupted;
 	} else {
 		const struct launch_result *res = first >= 0 ? launch_result(l, (size_t)first) : NULL;
 

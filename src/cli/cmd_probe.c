@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,6 @@
 
 #include "bundle.h"
 #include "cmd.h"
-#include "hostfile_read.h"
-#include "hosts.h"
 #include "inventory.h"
 #include "probe.h"
 
@@ -170,80 +167,20 @@ errors_json(const struct jc_host *hosts, size_t n)
 	return a;
 }
 
+/* Probe every host (raws: one per host, filled), with progress on a terminal. */
 static int
-load_hosts(struct jc_opts *o, struct jc_host **hosts, size_t *n)
+run_probe(struct jc_opts *o, struct cli_hosts *h, struct jc_raw *raws, struct progress *pg)
 {
-	struct jc_err err = { 0 };
-
-	if (o->hostfile != NULL) {
-		struct jc_hostfile *hf = NULL;
-
-		if (hostfile_read_mlx(o->hostfile, &hf, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			return JC_EXIT_FAIL;
-		}
-		*hosts = xcalloc(hf->nhosts ? hf->nhosts : 1, sizeof(**hosts));
-		for (size_t i = 0; i < hf->nhosts; i++) {
-			if (hosts_parse_target(hf->hosts[i].ssh, &(*hosts)[i], &err) != 0) {
-				jc_error(NULL, "%s: %s", o->hostfile, err.msg);
-				hosts_free(*hosts, i);
-				*hosts = NULL;
-				jc_hostfile_free(hf);
-				return JC_EXIT_FAIL;
-			}
-		}
-		*n = hf->nhosts;
-		jc_hostfile_free(hf);
-		return 0;
-	}
-	if (o->from != NULL && !o->hosts_given) {
-		if (probe_bundle_hosts(o->from, hosts, n, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			return JC_EXIT_FAIL;
-		}
-		return 0;
-	}
-	if (hosts_from_list(o->hosts, hosts, n, &err) != 0)
-		return cli_usage_error(o->cmd, "%s", err.msg);
-	return 0;
-}
-
-int
-cmd_probe(struct jc_opts *o)
-{
-	struct jc_host *hosts = NULL, *kept;
-	struct jc_raw *raws;
 	struct probe_opts po = { 0 };
-	struct progress pg = { 0 };
-	struct jc_err err = { 0 };
-	size_t n = 0, nkept = 0, nunreach = 0;
-	int rc = JC_EXIT_OK, r;
 
-	if (o->argc > 0)
-		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	if (o->ssh_config != NULL && o->from == NULL && access(o->ssh_config, R_OK) != 0) {
-		jc_error(NULL, "cannot read ssh configuration %s: %s", o->ssh_config,
-		    strerror(errno));
-		return JC_EXIT_FAIL;
-	}
-	if ((r = load_hosts(o, &hosts, &n)) != 0)
-		return r;
-	if (n == 0) {
-		jc_error(NULL, "no host to probe");
-		hosts_free(hosts, n);
-		return JC_EXIT_FAIL;
-	}
-	raws = xcalloc(n, sizeof(*raws));
-	po.tr.ssh_config = o->ssh_config;
-	po.tr.accept_new = o->accept_new;
-	po.tr.connect_timeout = o->connect_timeout;
+	po.tr = cli_tr_opts(o);
 	po.command_timeout = o->command_timeout;
 	po.from = o->from;
-	pg.hosts = hosts;
-	pg.n = n;
-	pg.st = xcalloc(n, sizeof(*pg.st));
-	pg.redraw = o->verbose == 0 && n <= 40;
-	po.arg = &pg;
+	pg->hosts = h->v;
+	pg->n = h->n;
+	pg->st = xcalloc(h->n, sizeof(*pg->st));
+	pg->redraw = o->verbose == 0 && h->n <= 40;
+	po.arg = pg;
 	if (isatty(STDERR_FILENO))
 		po.progress = progress_cb;
 	if (o->verbose)
@@ -251,118 +188,114 @@ cmd_probe(struct jc_opts *o)
 	if (o->from == NULL) {
 		struct jc_buf names = { 0 };
 
-		for (size_t i = 0; i < n; i++)
-			buf_printf(&names, "%s%s", i ? ", " : "", hosts[i].target);
+		for (size_t i = 0; i < h->n; i++)
+			buf_printf(&names, "%s%s", i ? ", " : "", h->v[i].target);
 		jc_info(NULL, "Checking for ssh access for %s", names.data);
 		buf_free(&names);
-		if (tr_global_init() != 0) {
-			jc_error(NULL, "cannot initialise libssh");
-			rc = JC_EXIT_FAIL;
-			goto out;
-		}
+		if (cli_tr_init() != 0)
+			return JC_EXIT_FAIL;
 	}
-	probe_hosts(hosts, n, &po, raws);
+	probe_hosts(h->v, h->n, &po, raws);
 	if (o->from == NULL)
 		tr_global_cleanup();
+	return 0;
+}
 
-	if (o->save != NULL) {
-		struct jc_raw *got = xcalloc(n, sizeof(*got));
-		size_t ng = 0;
-
-		for (size_t i = 0; i < n; i++)
-			if (raws[i].n > 0)
-				got[ng++] = raws[i];	/* shallow: raws keeps ownership */
-		if (bundle_save(o->save, got, ng, &err) != 0) {
-			jc_error(NULL, "%s", err.msg);
-			rc = JC_EXIT_FAIL;
-		} else {
-			jc_info(NULL, "saved the outputs of %zu host%s in %s", ng,
-			    ng == 1 ? "" : "s", o->save);
-		}
-		free(got);
-	}
+/* --save: the raw outputs of the hosts that answered, as a bundle. */
+static int
+save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
+{
+	struct jc_raw *got = xcalloc(n, sizeof(*got));
+	struct jc_err err = { 0 };
+	size_t ng = 0;
+	int rc = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!hosts[i].reachable)
-			nunreach++;
-	if (nunreach > 0 && !o->ignore_unreachable) {
-		struct jc_buf b = { 0 };
-
-		for (size_t i = 0; i < n; i++)
-			if (!hosts[i].reachable)
-				jc_error(hosts[i].name, "%s", hosts[i].error);
-		buf_puts(&b, "Could not ssh to the following hosts:\n");
-		for (size_t i = 0; i < n; i++)
-			if (!hosts[i].reachable)
-				buf_printf(&b, "  -  %s\n", hosts[i].name);
-		buf_puts(&b, "\nMaybe they are not set-up for password-less ssh?\n");
-		fputs(b.data, stderr);
-		buf_free(&b);
+		if (raws[i].n > 0)
+			got[ng++] = raws[i];	/* shallow: raws keeps ownership */
+	if (bundle_save(dir, got, ng, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
 		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-	/* drop the unreachable hosts (only with --ignore-unreachable) */
-	kept = xcalloc(n ? n : 1, sizeof(*kept));
-	for (size_t i = 0; i < n; i++) {
-		if (!hosts[i].reachable) {
-			jc_warn(hosts[i].name, "unreachable, left out: %s", hosts[i].error);
-			jc_host_clear(&hosts[i]);
-			continue;
-		}
-		kept[nkept++] = hosts[i];
-	}
-	free(hosts);
-	hosts = kept;
-	n = nkept;
-	if (n == 0) {
-		jc_error(NULL, "no reachable host left to probe");
-		rc = JC_EXIT_FAIL;
-		goto out;
-	}
-
-	for (size_t i = 0; i < n; i++)
-		if (hosts[i].error != NULL) {
-			jc_error(hosts[i].name, "%s", hosts[i].error);
-			rc = JC_EXIT_FAIL;
-		}
-	if (o->json) {
-		/* the inventory holds the hosts that were probed; errors the others */
-		struct jc_host *good = xcalloc(n ? n : 1, sizeof(*good));
-		size_t ngood = 0;
-		json_t *doc;
-
-		for (size_t i = 0; i < n; i++)
-			if (hosts[i].error == NULL)
-				good[ngood++] = hosts[i];	/* shallow copies */
-		doc = inventory_to_json(good, ngood);
-		free(good);
-
-		if (json_is_object(doc))
-			json_object_set_new(doc, "errors", errors_json(hosts, n));
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		json_decref(doc);
 	} else {
-		bool first = true;
+		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
+	}
+	free(got);
+	return rc;
+}
 
-		for (size_t i = 0; i < n; i++) {
-			if (hosts[i].error != NULL)
-				continue;
-			if (!first)
-				putchar('\n');
-			print_host(hosts, n, &hosts[i]);
-			first = false;
-		}
+static void
+print_json(const struct cli_hosts *h)
+{
+	/* the inventory holds the hosts that were probed; errors the others */
+	struct jc_host *good = xcalloc(h->n ? h->n : 1, sizeof(*good));
+	size_t ngood = 0;
+	json_t *doc;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i].error == NULL)
+			good[ngood++] = h->v[i];	/* shallow copies */
+	doc = inventory_to_json(good, ngood);
+	free(good);
+	if (json_is_object(doc))
+		json_object_set_new(doc, "errors", errors_json(h->v, h->n));
+	out_json(doc);
+	json_decref(doc);
+}
+
+static void
+print_text(const struct cli_hosts *h)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->v[i].error != NULL)
+			continue;
+		if (!first)
+			putchar('\n');
+		print_host(h->v, h->n, &h->v[i]);
+		first = false;
 	}
-	if (fflush(stdout) != 0) {
-		jc_error(NULL, "cannot write to standard output");
+}
+
+int
+cmd_probe(struct jc_opts *o)
+{
+	struct cli_hosts h = { 0 };
+	struct jc_raw *raws = NULL;
+	struct progress pg = { 0 };
+	size_t nraws = 0;
+	int rc;
+
+	if (o->argc > 0)
+		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if ((rc = cli_ssh_config_ok(o)) != 0 || (rc = cli_hosts_load(o, 0, &h)) != 0)
+		goto out;
+	if (h.n == 0) {
+		jc_error(NULL, "no host to probe");
 		rc = JC_EXIT_FAIL;
+		goto out;
 	}
+	nraws = h.n;
+	raws = xcalloc(nraws, sizeof(*raws));
+	if ((rc = run_probe(o, &h, raws, &pg)) != 0)
+		goto out;
+	if (o->save != NULL)
+		rc = save_bundle(o->save, raws, nraws);
+	if (cli_hosts_check(o, &h, "no reachable host left to probe") != 0) {
+		rc = JC_EXIT_FAIL;
+		goto out;
+	}
+	if (cli_hosts_errors(&h) != 0)
+		rc = JC_EXIT_FAIL;
+	if (o->json)
+		print_json(&h);
+	else
+		print_text(&h);
 out:
-	for (size_t i = 0; i < pg.n; i++)
+	for (size_t i = 0; i < nraws; i++)
 		raw_clear(&raws[i]);
 	free(raws);
 	free(pg.st);
-	hosts_free(hosts, n);
+	cli_hosts_clear(&h);
 	return rc;
 }

@@ -13,15 +13,13 @@
 
 #include "apply.h"
 #include "cmd.h"
-#include "hostfile_read.h"
-#include "hosts.h"
 
 static void
 restore_event(void *arg, const struct apply_event *ev)
 {
 	(void)arg;
 	if (ev->kind == APPLY_EV_UNDO)
-		fprintf(stderr, "[#] %s: %s\n", ev->host, ev->command);
+		out_cmd_echo(ev->host, ev->command, NULL);
 	else if (ev->kind == APPLY_EV_FAILED)
 		jc_error(ev->host, "%s failed (exit %d)%s%s", ev->command, ev->status,
 		    ev->stderr_text && *ev->stderr_text ? ": " : "",
@@ -33,38 +31,19 @@ restore_event(void *arg, const struct apply_event *ev)
 static int
 selected(struct jc_opts *o, struct jc_strv *names)
 {
-	struct jc_err err = { 0 };
-	struct jc_host *hosts = NULL;
-	size_t n = 0;
+	struct cli_hosts h;
+	int rc = cli_hosts_load(o, CLI_HOSTS_ONLY_GIVEN, &h);
 
-	if (o->hostfile != NULL) {
-		struct jc_hostfile *hf = NULL;
-
-		if (hostfile_read_mlx(o->hostfile, &hf, &err) != 0)
-			return cli_usage_error(o->cmd, "%s", err.msg);
-		hosts = xcalloc(hf->nhosts ? hf->nhosts : 1, sizeof(*hosts));
-		for (size_t i = 0; i < hf->nhosts; i++, n++)
-			if (hosts_parse_target(hf->hosts[i].ssh, &hosts[i], &err) != 0) {
-				hosts_free(hosts, n);
-				jc_hostfile_free(hf);
-				return cli_usage_error(o->cmd, "Failed to parse hostfile %s (%s)",
-				    o->hostfile, err.msg);
-			}
-		jc_hostfile_free(hf);
-	} else if (o->hosts_given) {
-		if (hosts_from_list(o->hosts, &hosts, &n, &err) != 0)
-			return cli_usage_error(o->cmd, "%s", err.msg);
-	}
-	for (size_t i = 0; i < n; i++)
-		strv_push(names, hosts[i].name);
-	hosts_free(hosts, n);
-	return 0;
+	for (size_t i = 0; rc == 0 && i < h.n; i++)
+		strv_push(names, h.v[i].name);
+	cli_hosts_clear(&h);
+	return rc;
 }
 
 int
 cmd_restore(struct jc_opts *o)
 {
-	struct apply_opts ao = { 0 };
+	struct apply_opts ao = cli_apply_opts(o, restore_event);
 	struct apply_restored *res = NULL;
 	struct jc_strv names = { 0 };
 	struct jc_err err = { 0 };
@@ -78,14 +57,7 @@ cmd_restore(struct jc_opts *o)
 		return cli_usage_error(o->cmd, "restore changes live hosts; --from cannot be used");
 	if ((rc = selected(o, &names)) != 0)
 		return rc;
-	ao.tr.ssh_config = o->ssh_config;
-	ao.tr.accept_new = o->accept_new;
-	ao.tr.connect_timeout = o->connect_timeout;
-	ao.command_timeout = o->command_timeout;
-	ao.state_dir = o->state_dir;
-	ao.event = restore_event;
-	if (tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
+	if (cli_tr_init() != 0) {
 		strv_free(&names);
 		return JC_EXIT_FAIL;
 	}

@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,14 +17,6 @@
 #include "verify_rank.h"
 #include "verify_launcher.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void
-on_signal(int sig)
-{
-	interrupted = sig;
-}
-
 static void
 line_cb(void *arg, size_t rank, const char *host, int fd, const char *data, size_t len)
 {
@@ -34,7 +25,7 @@ line_cb(void *arg, size_t rank, const char *host, int fd, const char *data, size
 	(void)arg;
 	(void)fd;
 	(void)host;
-	fflush(stdout);
+	out_flush();
 	fprintf(stderr, "[%zu] %.*s%s", rank, (int)len, data, nl ? "" : "\n");
 	fflush(stderr);
 }
@@ -61,7 +52,6 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	static const struct hostfile_diags none;
 	struct check_report *cr = NULL;
 	struct verify_opts vo;
-	struct sigaction sa;
 	struct jc_err err = { 0 };
 	json_t *rep = NULL;
 	const char *backend;
@@ -87,9 +77,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 		goto out;
 	}
 	memset(&vo, 0, sizeof(vo));
-	vo.tr.ssh_config = o->ssh_config;
-	vo.tr.accept_new = o->accept_new;
-	vo.tr.connect_timeout = o->connect_timeout;
+	vo.tr = cli_tr_opts(o);
 	vo.remote_bin = getenv("JACCL_CONFIG_REMOTE");
 	if (vo.remote_bin != NULL && *vo.remote_bin == '\0')
 		vo.remote_bin = NULL;
@@ -101,31 +89,22 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	vo.envs = o->envs.v;
 	vo.nenvs = o->envs.n;
 	vo.verbose = o->verbose > 0;
-	vo.interrupted = &interrupted;
+	vo.interrupted = &cli_interrupted;
 	vo.line = line_cb;
-	if (tr_global_init() != 0) {
-		jc_error(NULL, "cannot initialise libssh");
+	if (cli_tr_init() != 0)
 		goto out;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	cli_catch_interrupts();
 	r = verify_run(hf, &vo, &rep, &err);
 	if (r < 0) {
 		jc_error(NULL, "%s", err.msg);
 	} else {
-		if (o->json) {
-			json_dumpf(rep, stdout, JSON_INDENT(2));
-			fputc('\n', stdout);
-		} else {
+		if (o->json)
+			out_json(rep);
+		else
 			verify_print(stdout, rep);
-		}
 		rc = r == 0 ? JC_EXIT_OK : JC_EXIT_FAIL;
-		if (interrupted)
-			rc = 128 + (int)interrupted;
+		if (cli_interrupted)
+			rc = 128 + (int)cli_interrupted;
 	}
 	tr_global_cleanup();
 out:
@@ -151,8 +130,6 @@ cmd_verify(struct jc_opts *o)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
 	hostfile_load(o->hostfile, &hf, &d);
 	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
-	if (fflush(stdout) != 0)
-		rc = JC_EXIT_FAIL;
 	jc_hostfile_free(hf);
 	hostfile_diags_free(&d);
 	return rc;

@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +38,6 @@ cmd_verify_rank(struct jc_opts *o)
 	double timeout = o->timeout > 0 ? o->timeout : 30;
 	int wires, rc = JC_EXIT_FAIL;
 
-	signal(SIGPIPE, SIG_IGN);
 	rt_verify_defaults(&vo);
 	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &vo.min_bw) < 0)
 		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
@@ -88,13 +86,11 @@ cmd_verify_rank(struct jc_opts *o)
 	if (rt_verify_run(g, &c, &vo, &rep, &err) < 0)
 		goto fail;
 	if (c.rank == 0) {
-		if (o->json) {
-			json_dumpf(rep, stdout, JSON_INDENT(2));
-			fputc('\n', stdout);
-		} else {
+		if (o->json)
+			out_json(rep);
+		else
 			rt_verify_print(stdout, rep);
-		}
-		fflush(stdout);
+		out_flush();
 	} else if (jc_verbosity > 0) {
 		rt_verify_print(stderr, rep);
 	}

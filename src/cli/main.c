@@ -11,6 +11,12 @@
 
 #include "cli.h"
 
+static void
+out_of_memory(void)
+{
+	out_stderr(JC_PROG ": out of memory\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -18,7 +24,8 @@ main(int argc, char **argv)
 	struct jc_opts o;
 	int r;
 
-	signal(SIGPIPE, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error (out_status) */
+	jc_oom_hook = out_of_memory;
 	if (argc > 1 && argv[1][0] != '-')
 		cmd = cli_find_cmd(argv[1]);
 	if (cmd != NULL) {
@@ -32,10 +39,10 @@ main(int argc, char **argv)
 	}
 	r = cli_parse(cmd, argc, argv, &o);
 	if (r == -1)
-		return JC_EXIT_OK;
+		return out_status(JC_EXIT_OK);
 	if (r != 0)
 		return r;
-	r = cmd->run(&o);
+	r = out_status(cmd->run(&o));
 	cli_opts_free(&o);
 	return r;
 }

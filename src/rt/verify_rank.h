@@ -44,7 +44,4 @@ int rt_parse_rate(const char *s, double *bps);
 int rt_verify_run(struct rt_group *g, const struct rt_config *c,
     const struct rt_verify_opts *o, json_t **report, struct jc_err *err);
 
-/* Print the report as rank 0 does (links, all at once, all-reduce table, verdict). */
-void rt_verify_print(FILE *fp, json_t *report);
-
 #endif

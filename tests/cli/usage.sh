@@ -41,4 +41,28 @@ is "$?" 2 "port 0 is a usage error"
 
 "$JACCL_CONFIG" check --dot x >/dev/null 2>"$t/err"
 is "$?" 2 "an option of another command is refused"
+
+# every kind of option the table declares, parsed from the table alone
+a=$top_srcdir/tests/configure/appendix-a
+"$JACCL_CONFIG" --connect-timeout 0 >/dev/null 2>"$t/err"
+is "$?" 2 "seconds: 0 is a usage error"
+grep -qx "jaccl-config: error: argument --connect-timeout: invalid value: '0'" "$t/err"
+ok $? "seconds: the option and the value named"
+"$JACCL_CONFIG" launch --connections-per-ip 0 -- true >/dev/null 2>"$t/err"
+is "$?" 2 "number: 0 connections is a usage error"
+grep -qx "jaccl-config: error: argument --connections-per-ip: Number should be positive: '0'" "$t/err"
+ok $? "number: mlx.launch's message"
+"$JACCL_CONFIG" verify --hostfile x --fabric ib >/dev/null 2>"$t/err"
+grep -q "argument --fabric: invalid choice: 'ib' (choose from 'verbs', 'tcp')" "$t/err"
+ok $? "choice: the values listed"
+"$JACCL_CONFIG" check -p 40000 --json "$top_srcdir/tests/check/hostfiles/auto-jaccl-ring.json" >"$t/out" 2>/dev/null
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["coordinator"].endswith(":40000")' "$t/out"
+ok $? "a short option with its value (-p 40000)"
+"$JACCL_CONFIG" --from "$a" --env B=2 --env A=1 --json >"$t/out" 2>/dev/null </dev/null
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["hostfile"]["envs"] == ["B=2", "A=1"]' "$t/out"
+ok $? "a repeated option keeps every value, in order"
+"$JACCL_CONFIG" --from "$a" --no-auto-setup --auto-setup >/dev/null 2>"$t/err" </dev/null
+is "$?" 1 "the last of --no-auto-setup --auto-setup wins (setup refused on a bundle)"
+"$JACCL_CONFIG" --from "$a" --auto-setup --no-auto-setup >/dev/null 2>"$t/err" </dev/null
+is "$?" 0 "the last of --auto-setup --no-auto-setup wins (commands printed)"
 done_testing

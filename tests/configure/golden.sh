@@ -98,13 +98,12 @@ ok $? "--json: inventory, cables, backend, plan and hostfile in one document"
 python3 - "$t/cab.json" <<'EOT'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["version"] == 1
-c = [(x["a"]["host"], x["a"]["iface"], x["b"]["host"], x["b"]["iface"]) for x in d["cables"]]
+assert d["version"] == 2 and d["hosts"] == ["a", "b", "c"], d
+c = [(x["a"], x["a_iface"], x["b"], x["b_iface"]) for x in d["cables"]]
 assert c == [("a", "en2", "b", "en2"), ("a", "en3", "c", "en2"), ("b", "en3", "c", "en3")], c
-p = d["hosts"][0]["ports"][0]
-assert p["iface"] == "en2" and p["peer"] == {"host": "b", "receptacle": "1", "iface": "en2"}, p
+assert d["cables"][0]["a_port"] == "1" and d["cables"][0]["b_port"] == "1", d["cables"][0]
 EOT
-ok $? "--save-cabling: hosts, ports, peers and cables"
+ok $? "--save-cabling: the hosts and cables, in the format doctor --expect reads (version 2)"
 
 # unreachable hosts, as mlx: the list and its hint, exit 1; or left out
 "$JACCL_CONFIG" --from "$a" --hosts a,b,zz > "$t/o" 2> "$t/e" < /dev/null

@@ -5,14 +5,9 @@
 # with the expected status and the exit status 1; the configured cluster
 # passes every check that a bundle can answer (exit 0); the coordinator
 # check is "unknown" when replaying. Then the hostfile checks, the
-# expected-cabling diff (moved, removed, downgraded), the human output and
-# the file configure --save-cabling writes (its nested form) reads the same
-"$JACCL_CONFIG" --from "$dir/bundles/configured" --save-cabling "$t/cab.json" --dot >/dev/null 2>&1
-is "$?" 0 "configure --save-cabling: written"
-run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
-run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
-
-# bad --expect files.
+# expected-cabling diff (moved, removed, downgraded), the file configure
+# --save-cabling writes (version 2) and the older nested form, the human
+# output and bad --expect files.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 dir="$top_srcdir/tests/doctor"
 ex="$top_srcdir/data/examples"
@@ -113,11 +108,29 @@ ok $? "downgraded: 80 to 40 Gb/s"
 run "expected host not probed" 0 "coordinator=unknown hostfile-ifaces=unknown expected-cabling=warning" \
     --from "$dir/bundles/configured" --hosts m3-ultra-1,m3-ultra-2,m3-ultra-3 --expect "$exp"
 
-# the file configure --save-cabling writes (its nested form) reads the same
+# the file configure --save-cabling writes is the one format (version 2),
+# byte for byte the file of the same cabling written by hand
 "$JACCL_CONFIG" --from "$dir/bundles/configured" --save-cabling "$t/cab.json" --dot >/dev/null 2>&1
 is "$?" 0 "configure --save-cabling: written"
+cmp -s "$t/cab.json" "$dir/expect/studio-mesh4-v2.json"
+ok $? "configure --save-cabling: exactly expect/studio-mesh4-v2.json"
 run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
 run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
+
+# the nested form configure wrote before version 2 still reads the same
+python3 - "$t/cab.json" "$t/cab-v1.json" <<'EOT'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def end(c, s):
+    return {"host": c[s], "receptacle": c[s + "_port"], "iface": c[s + "_iface"]}
+old = {"version": 1,
+       "hosts": [{"name": h, "model": "Mac15,14", "ports": []} for h in d["hosts"]],
+       "cables": [{"a": end(c, "a"), "b": end(c, "b"), "gbps": c["gbps"],
+                   "via_dock": c["via_dock"], "rdma": True} for c in d["cables"]]}
+json.dump(old, open(sys.argv[2], "w"), indent=2)
+EOT
+run "older nested file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab-v1.json"
+run "older nested file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab-v1.json"
 
 # bad --expect files: a clear error, exit 1, nothing on stdout
 printf '{"version": 1, "hosts": ["a"], "cables": [{"a": "a", "b": "zz", "a_port": "1", "b_port": "1"}]}' >"$t/bad.json"

@@ -91,7 +91,7 @@ static void
 test_file(void)
 {
 	struct cabling *c = cabling_of("tests/doctor/bundles/configured"), *back = NULL;
-	char *golden = xasprintf("%s/tests/doctor/expect/studio-mesh4.json", srcdir);
+	char *golden = xasprintf("%s/tests/doctor/expect/studio-mesh4-v2.json", srcdir);
 	char tmpl[] = "/tmp/jc-cabling-XXXXXX";
 	char *a = NULL, *b = NULL;
 	size_t alen = 0, blen = 0;
@@ -104,7 +104,7 @@ test_file(void)
 	jc_read_file(tmpl, 1 << 20, &a, &alen, NULL);
 	jc_read_file(golden, 1 << 20, &b, &blen, NULL);
 	ok(a && b && alen == blen && memcmp(a, b, alen) == 0,
-	    "the file is exactly tests/doctor/expect/studio-mesh4.json");
+	    "the file is exactly tests/doctor/expect/studio-mesh4-v2.json");
 	is_int(cabling_load(tmpl, &back, &err), 0, "read it back");
 	is_int(back ? (long long)back->ncables : -1, 6, "six cables");
 	cabling_diff(c, back, &d);
@@ -127,7 +127,7 @@ test_parse_errors(void)
 		const char *doc, *want;
 	} bad[] = {
 		{ "[]", "not a JSON object" },
-		{ "{\"version\": 2, \"hosts\": [], \"cables\": []}", "\"version\" must be 1" },
+		{ "{\"version\": 3, \"hosts\": [], \"cables\": []}", "\"version\" must be 1 or 2" },
 		{ "{\"version\": 1, \"hosts\": [], \"cables\": [], \"x\": 1}", "unknown key \"x\"" },
 		{ "{\"version\": 1, \"hosts\": [\"a b\"], \"cables\": []}", "hosts[0]: not a host name" },
 		{ "{\"version\": 1, \"hosts\": [\"a\", \"a\"], \"cables\": []}", "listed twice" },
