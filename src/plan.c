@@ -472,29 +472,39 @@ plan_cmd_text(const struct plan_cmd *c)
 	return buf_steal(&b);
 }
 
-void
-plan_print_host(FILE *fp, const struct plan *p, const struct graph *g, size_t i)
+char *
+plan_host_text(const struct plan *p, const struct graph *g, size_t i)
 {
 	const struct plan_host *ph = &p->hosts[i];
 	const char *name = graph_host_label(&g->hosts[ph->host]);
 	size_t len = strlen("Setup for ") + strlen(name);
+	struct jc_buf b = { 0 };
 
-	fprintf(fp, "Setup for %s\n", name);
+	buf_printf(&b, "Setup for %s\n", name);
 	for (size_t k = 0; k < len; k++)
-		fputc('=', fp);
-	fputc('\n', fp);
+		buf_append(&b, "=", 1);
+	buf_puts(&b, "\n");
 	for (size_t c = 0; c < ph->cmds.n; c++) {
 		char *t = plan_cmd_text(&ph->cmds.v[c]);
 
-		fprintf(fp, "%s\n", t);
+		buf_printf(&b, "%s\n", t);
 		free(t);
 	}
-	fputc('\n', fp);
+	buf_puts(&b, "\n");
+	return buf_steal(&b);
 }
 
-void
-plan_print_manual(FILE *fp, const struct plan *p, const struct graph *g)
+char *
+plan_manual_text(const struct plan *p, const struct graph *g)
 {
-	for (size_t i = 0; i < p->n; i++)
-		plan_print_host(fp, p, g, i);
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t i = 0; i < p->n; i++) {
+		char *t = plan_host_text(p, g, i);
+
+		buf_puts(&b, t);
+		free(t);
+	}
+	return buf_steal(&b);
 }

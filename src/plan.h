@@ -23,8 +23,6 @@
 #ifndef JC_PLAN_H
 #define JC_PLAN_H
 
-#include <stdio.h>
-
 #include "graph.h"
 #include "platform.h"
 
@@ -131,11 +129,11 @@ char *plan_cmd_text(const struct plan_cmd *c);
 
 /*
  * mlx's manual layout for host index i: "Setup for HOST", a line of '=' as
- * long, the commands one per line, then a blank line.
+ * long, the commands one per line, then a blank line. New string.
  */
-void plan_print_host(FILE *fp, const struct plan *p, const struct graph *g, size_t i);
+char *plan_host_text(const struct plan *p, const struct graph *g, size_t i);
 
-/* plan_print_host() for every host, in host order. */
-void plan_print_manual(FILE *fp, const struct plan *p, const struct graph *g);
+/* plan_host_text() of every host, in host order. New string. */
+char *plan_manual_text(const struct plan *p, const struct graph *g);
 
 #endif
