@@ -89,10 +89,25 @@ iface(struct world *w, size_t i, const char *name, bool up, const char *ip, int 
 	free(a);
 }
 
+/* A second address on an interface of both the inventory and the model. */
+static void
+second_addr(struct world *w, size_t i, const char *name, const char *ip, int prefix)
+{
+	struct jc_iface *f = (struct jc_iface *)plan_iface_find(&w->h[i], name);
+	char *a = xasprintf("%s/%d", ip, prefix);
+
+	f->inet = xreallocarray(f->inet, f->ninet + 1, sizeof(*f->inet));
+	f->prefix = xreallocarray(f->prefix, f->ninet + 1, sizeof(*f->prefix));
+	f->inet[f->ninet] = xstrdup(ip);
+	f->prefix[f->ninet++] = prefix;
+	ts_iface(w->t, w->h[i].name, name, f->up == JC_YES, a, NULL);
+	free(a);
+}
+
 /*
  * The hosts before the setup. Macs: bridge0 up holding every cable
- * interface and en9, a link-local address on the first cable interface of
- * host 0. Linux: the first cable interface down, host 0's second one with
+ * interface and en9, a link-local address and 10.9.9.9/24 on the first
+ * cable interface of host 0. Linux: the first cable interface down, host 0's second one with
  * 10.9.9.9/24, and a host route to a planned peer through a gateway on
  * host 1 (a route the setup replaces and restore must put back).
  */
@@ -121,6 +136,8 @@ world_init(struct world *w, const struct scen *sc)
 				iface(w, i, ifn, !first, i == 0 && second ? "10.9.9.9" : NULL, 24);
 			else
 				iface(w, i, ifn, true, i == 0 && first ? "169.254.3.4" : NULL, 16);
+			if (!sc->linux_host[i] && i == 0 && first)
+				second_addr(w, i, ifn, "10.9.9.9", 24);
 			first = false;
 		}
 		if (!sc->linux_host[i]) {

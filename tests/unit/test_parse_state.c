@@ -3,7 +3,8 @@
  * The parsers of the state queries apply saves before a setup. The Linux
  * outputs were captured from iproute2 6.1 (`ip -4 -o addr show dev v0`,
  * `ip -o link show dev v0`, `ip route show P/32`) on veth pairs in a
- * network namespace; the macOS ones are in the layout of `route -n get`
+ * network namespace (and a tun device for a link whose last flag is UP);
+ * the macOS ones are in the layout of `route -n get`
  * as the simulated cluster's fake macOS commands print it, plus the
  * default-route answer of a real Mac (destination "default").
  */
@@ -29,6 +30,10 @@ static const char IP_LINK_NOCARRIER[] =
     "3: v0@v1: <NO-CARRIER,BROADCAST,MULTICAST,UP,M-DOWN> mtu 1500 qdisc noqueue state "
     "LOWERLAYERDOWN mode DEFAULT group default qlen 1000\\    link/ether 6e:26:e6:40:14:65 brd "
     "ff:ff:ff:ff:ff:ff\n";
+/* A tun device set up, no carrier: UP comes last. */
+static const char IP_LINK_TUN[] =
+    "2: t0: <NO-CARRIER,POINTOPOINT,MULTICAST,NOARP,UP> mtu 1500 qdisc pfifo_fast state DOWN mode "
+    "DEFAULT group default qlen 500\\    link/none \n";
 static const char IP_ROUTE_DEV[] = "192.168.0.2 dev v0 scope link \n";
 static const char IP_ROUTE_VIA[] = "192.168.0.6 via 192.168.0.2 dev v0 \n";
 
@@ -49,6 +54,10 @@ static const char ROUTE_GET_COVER[] =
 static const char ROUTE_GET_DEFAULT[] =
     "   route to: 192.168.0.2\ndestination: default\n       mask: default\n"
     "    gateway: 192.168.1.1\n  interface: en0\n      flags: <UP,GATEWAY,DONE,STATIC,PRCLONING>\n";
+/* The host route macOS clones for a peer on the link (ARP): not a static one. */
+static const char ROUTE_GET_CLONED[] =
+    "   route to: 192.168.0.2\ndestination: 192.168.0.2\n  interface: en2\n"
+    "      flags: <UP,HOST,DONE,LLINFO,WASCLONED,IFSCOPE,IFREF>\n";
 static const char ROUTE_GET_BADIF[] =
     "   route to: 192.168.0.2\ndestination: 192.168.0.2\n  interface: en2;reboot\n"
     "      flags: <UP,HOST,DONE,STATIC>\n";
@@ -76,6 +85,7 @@ test_route_get(void)
 	    "a link gateway is not an address: the interface alone");
 	route(parse_route_get(ROUTE_GET_COVER, "192.168.0.2"), NULL, "the covering route");
 	route(parse_route_get(ROUTE_GET_DEFAULT, "192.168.0.2"), NULL, "the default route");
+	route(parse_route_get(ROUTE_GET_CLONED, "192.168.0.2"), NULL, "a cloned (ARP) host route");
 	route(parse_route_get(ROUTE_GET_STATIC, "192.168.0.6"), NULL, "another peer");
 	route(parse_route_get(ROUTE_GET_BADIF, "192.168.0.2"), NULL, "an interface unfit for a command");
 	route(parse_route_get("route: writing to routing socket: not in table\n", "192.168.0.2"),
@@ -114,6 +124,7 @@ test_ip(void)
 	is_int(parse_ip_link_up(IP_LINK_UP), JC_YES, "ip link: up");
 	is_int(parse_ip_link_up(IP_LINK_DOWN), JC_NO, "ip link: down");
 	is_int(parse_ip_link_up(IP_LINK_NOCARRIER), JC_YES, "ip link: up without carrier");
+	is_int(parse_ip_link_up(IP_LINK_TUN), JC_YES, "ip link: UP as the last flag");
 	is_int(parse_ip_link_up("garbage"), JC_NO, "ip link: no flags");
 }
 
