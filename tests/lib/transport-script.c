@@ -785,6 +785,13 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void
+sort_strv(struct jc_strv *sv)
+{
+	if (sv->n > 1)
+		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
+}
+
 char *
 ts_state(struct jc_transport *t, const char *host)
 {
@@ -800,8 +807,8 @@ ts_state(struct jc_transport *t, const char *host)
 			strv_push(&a, f->addrs.v[k]);
 		for (size_t k = 0; k < f->members.n; k++)
 			strv_push(&m, f->members.v[k]);
-		qsort(a.v, a.n, sizeof(*a.v), cmp_str);
-		qsort(m.v, m.n, sizeof(*m.v), cmp_str);
+		sort_strv(&a);
+		sort_strv(&m);
 		buf_printf(&b, "if %s %s", f->name, f->up ? "up" : "down");
 		for (size_t k = 0; k < a.n; k++)
 			buf_printf(&b, " %s", a.v[k]);
@@ -814,7 +821,7 @@ ts_state(struct jc_transport *t, const char *host)
 	for (size_t i = 0; i < h->nrts; i++)
 		strv_push_owned(&lines, xasprintf("route %s%s%s dev %s", h->rts[i].peer,
 		    h->rts[i].via ? " via " : "", h->rts[i].via ? h->rts[i].via : "", h->rts[i].dev));
-	qsort(lines.v, lines.n, sizeof(*lines.v), cmp_str);
+	sort_strv(&lines);
 	buf_puts(&b, "");
 	for (size_t i = 0; i < lines.n; i++)
 		buf_printf(&b, "%s\n", lines.v[i]);
