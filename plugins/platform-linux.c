@@ -11,6 +11,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,8 @@
 #include "parse_ibv.h"
 #include "parse_linux.h"
 #include "parse_net.h"
+#include "parse_state.h"
+#include "plan.h"
 #include "platform.h"
 #include "util.h"
 
@@ -169,9 +173,128 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	return 0;
 }
 
+/* ---- setup, state and restore ---- */
+
+static void
+push(struct jc_strv *argv, ...)
+{
+	va_list ap;
+	const char *w;
+
+	va_start(ap, argv);
+	while ((w = va_arg(ap, const char *)) != NULL)
+		strv_push(argv, w);
+	va_end(ap);
+}
+
+static int
+linux_route_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
+{
+	char net[24];
+
+	snprintf(net, sizeof(net), "%s/32", a->peer);
+	if (act == JC_ACT_ROUTE_DEL) {
+		push(argv, "sudo", "ip", "route", "del", net, NULL);
+		if (a->iface != NULL)
+			push(argv, "dev", a->iface, NULL);
+		return 0;
+	}
+	push(argv, "sudo", "ip", "route", "replace", net, NULL);
+	if (a->via != NULL)
+		push(argv, "via", a->via, NULL);
+	push(argv, "dev", a->iface, NULL);
+	return 0;
+}
+
+static int
+linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
+{
+	switch (act) {
+	case JC_ACT_ADDR_SET:
+		push(argv, "sudo", "ip", "addr", "replace", a->addr, "dev", a->iface, NULL);
+		return 0;
+	case JC_ACT_ADDR_ADD:
+		push(argv, "sudo", "ip", "addr", "add", a->addr, "dev", a->iface, NULL);
+		return 0;
+	case JC_ACT_ADDR_DEL:
+		push(argv, "sudo", "ip", "addr", "del", a->addr, "dev", a->iface, NULL);
+		return 0;
+	case JC_ACT_LINK_UP:
+	case JC_ACT_LINK_DOWN:
+		push(argv, "sudo", "ip", "link", "set", a->iface, act == JC_ACT_LINK_UP ? "up" :
+		    "down", NULL);
+		return 0;
+	case JC_ACT_ROUTE_SET:
+	case JC_ACT_ROUTE_DEL:
+		return linux_route_cmd(act, a, argv);
+	case JC_ACT_BRIDGE_UP:
+	case JC_ACT_BRIDGE_DOWN:
+	case JC_ACT_BRIDGE_ADDM:
+	case JC_ACT_BRIDGE_DELM:
+		break;
+	}
+	return -ENOTSUP;
+}
+
+/* Per cable: the address (replaced), the link up, the host route (replaced). */
+static void
+linux_setup(struct plan_host *ph, const struct jc_host *h)
+{
+	char net[24];
+
+	(void)h;
+	for (size_t a = 0; a < ph->naddrs; a++) {
+		const struct plan_addr *ad = &ph->addrs[a];
+
+		snprintf(net, sizeof(net), "%s/30", ad->ip);
+		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
+		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_act(ph, &ph->cmds, false, JC_ACT_LINK_UP,
+		    &(struct jc_act_arg){ .iface = ad->iface });
+		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
+		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+	}
+}
+
+static void
+linux_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
+{
+	*q2 = NULL;
+	if (kind == PLAN_FACT_ROUTE) {
+		*q1 = xasprintf("ip route show %s/32", peer);
+	} else {
+		*q1 = xasprintf("ip -4 -o addr show dev %s", iface);
+		*q2 = xasprintf("ip -o link show dev %s", iface);
+	}
+}
+
+static void
+linux_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
+{
+	fact_state_clear(st);
+	if (fo->kind == PLAN_FACT_ROUTE) {
+		if (fo->status == 0)
+			st->route = parse_ip_route_show(fo->out, fo->peer);
+		st->exists = st->route != NULL;
+		return;
+	}
+	if (fo->status != 0)
+		return;
+	st->exists = true;
+	parse_ip_addr_inet(fo->out, &st->addrs);
+	if (fo->lout != NULL && fo->lstatus == 0)
+		st->up = parse_ip_link_up(fo->lout);
+}
+
 const struct jc_platform_ops jc_platform_linux = {
 	.name = "linux",
+	.display = "Linux",
 	.uname = "Linux",
+	.caps = JC_PLAT_LINK_ADMIN,
 	.cmds = linux_cmds,
 	.parse = linux_parse,
+	.setup = linux_setup,
+	.command = linux_command,
+	.queries = linux_queries,
+	.fact_parse = linux_fact_parse,
 };

@@ -9,12 +9,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parse_ibv.h"
 #include "parse_net.h"
+#include "parse_state.h"
 #include "parse_tb.h"
+#include "plan.h"
 #include "platform.h"
 #include "util.h"
 
@@ -362,9 +366,180 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	return 0;
 }
 
+/* ---- setup, state and restore ---- */
+
+static void
+push(struct jc_strv *argv, ...)
+{
+	va_list ap;
+	const char *w;
+
+	va_start(ap, argv);
+	while ((w = va_arg(ap, const char *)) != NULL)
+		strv_push(argv, w);
+	va_end(ap);
+}
+
+/* "A/L" split into A and the dotted mask of L (32 without "/L"). */
+static int
+addr_mask(const char *addr, char ip[16], char **mask)
+{
+	size_t l = strcspn(addr, "/");
+	long pfx = 32;
+
+	if (l >= 16)
+		return -EINVAL;
+	memcpy(ip, addr, l);
+	ip[l] = '\0';
+	if (addr[l] == '/')
+		jc_parse_int(addr + l + 1, 0, 32, &pfx);	/* else /32 */
+	*mask = parse_prefix_mask((int)pfx);
+	return 0;
+}
+
+static int
+macos_addr_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
+{
+	char ip[16], *mask = NULL;
+
+	if (addr_mask(a->addr, ip, &mask) != 0)
+		return -EINVAL;
+	if (act == JC_ACT_ADDR_SET)
+		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask, NULL);
+	else if (act == JC_ACT_ADDR_ADD)
+		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask, "alias", NULL);
+	else
+		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "-alias", NULL);
+	free(mask);
+	return 0;
+}
+
+static int
+macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
+{
+	switch (act) {
+	case JC_ACT_ADDR_SET:
+	case JC_ACT_ADDR_ADD:
+	case JC_ACT_ADDR_DEL:
+		return macos_addr_cmd(act, a, argv);
+	case JC_ACT_ROUTE_SET:
+		if (a->via != NULL)
+			push(argv, "sudo", "route", "-n", "add", "-host", a->peer, a->via, NULL);
+		else
+			push(argv, "sudo", "route", "-n", "add", "-host", a->peer, "-interface",
+			    a->iface, NULL);
+		return 0;
+	case JC_ACT_ROUTE_DEL:
+		push(argv, "sudo", "route", "-n", "delete", "-host", a->peer, NULL);
+		return 0;
+	case JC_ACT_BRIDGE_UP:
+	case JC_ACT_BRIDGE_DOWN:
+		push(argv, "sudo", "ifconfig", "bridge0", act == JC_ACT_BRIDGE_UP ? "up" : "down",
+		    NULL);
+		return 0;
+	case JC_ACT_BRIDGE_ADDM:
+	case JC_ACT_BRIDGE_DELM:
+		push(argv, "sudo", "ifconfig", "bridge0", act == JC_ACT_BRIDGE_ADDM ? "addm" :
+		    "deletem", a->iface, NULL);
+		return 0;
+	case JC_ACT_LINK_UP:
+	case JC_ACT_LINK_DOWN:
+		break;
+	}
+	return -ENOTSUP;
+}
+
+/*
+ * bridge0 down and emptied of the cable interfaces (a failure expected
+ * when the inventory has no bridge0), then per cable the address and the
+ * host route to the peer (deleted first: add fails on an existing route).
+ */
+static void
+macos_setup(struct plan_host *ph, const struct jc_host *h)
+{
+	const struct jc_iface *br = plan_iface_find(h, "bridge0");
+	char net[24];
+
+	plan_act(ph, &ph->cmds, br == NULL, JC_ACT_BRIDGE_DOWN, &(struct jc_act_arg){ 0 });
+	for (size_t m = 0; br != NULL && m < br->nmembers; m++)
+		if (plan_is_cable_iface(ph, br->members[m]))
+			plan_act(ph, &ph->cmds, false, JC_ACT_BRIDGE_DELM,
+			    &(struct jc_act_arg){ .iface = br->members[m] });
+	for (size_t a = 0; a < ph->naddrs; a++) {
+		const struct plan_addr *ad = &ph->addrs[a];
+
+		snprintf(net, sizeof(net), "%s/30", ad->ip);
+		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
+		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
+		    &(struct jc_act_arg){ .peer = ad->peer_ip });
+		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
+		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+	}
+}
+
+static void
+macos_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
+{
+	*q2 = NULL;
+	if (kind == PLAN_FACT_ROUTE)
+		*q1 = xasprintf("route -n get %s", peer);
+	else
+		*q1 = xasprintf("ifconfig %s", iface);
+}
+
+/* ifconfig IF: its flags, addresses and (bridge0) members. */
+static void
+macos_ifconfig_state(const struct jc_fact_out *fo, struct jc_fact_state *st)
+{
+	struct jc_iface *ifs = NULL;
+	size_t n = 0;
+	struct jc_strv notes = { 0 };
+
+	if (parse_ifconfig(fo->out, strlen(fo->out), &ifs, &n, &notes, NULL) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (ifs[i].name == NULL || strcmp(ifs[i].name, fo->iface) != 0)
+				continue;
+			st->up = ifs[i].up;
+			for (size_t k = 0; k < ifs[i].ninet; k++)
+				strv_push_owned(&st->addrs, xasprintf("%s/%d", ifs[i].inet[k],
+				    ifs[i].prefix != NULL ? ifs[i].prefix[k] : 32));
+			for (size_t k = 0; k < ifs[i].nmembers; k++)
+				if (jc_iface_name_ok(ifs[i].members[k]))
+					strv_push(&st->members, ifs[i].members[k]);
+		}
+	} else {
+		st->exists = false;
+	}
+	parse_ifaces_free(ifs, n);
+	strv_free(&notes);
+}
+
+static void
+macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
+{
+	fact_state_clear(st);
+	if (fo->kind == PLAN_FACT_ROUTE) {
+		if (fo->status == 0)
+			st->route = parse_route_get(fo->out, fo->peer);
+		st->exists = st->route != NULL;
+		return;
+	}
+	if (fo->status != 0)
+		return;
+	st->exists = true;
+	macos_ifconfig_state(fo, st);
+}
+
 const struct jc_platform_ops jc_platform_macos = {
 	.name = "macos",
+	.display = "macOS",
 	.uname = "Darwin",
+	.caps = JC_PLAT_RDMA_CTL | JC_PLAT_SAME_OS | JC_PLAT_BRIDGE,
 	.cmds = macos_cmds,
 	.parse = macos_parse,
+	.setup = macos_setup,
+	.command = macos_command,
+	.queries = macos_queries,
+	.fact_parse = macos_fact_parse,
 };

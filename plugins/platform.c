@@ -127,6 +127,51 @@ platform_by_name(const char *name)
 	return NULL;
 }
 
+static const struct jc_platform_ops *
+platform_for_os(enum jc_os os)
+{
+	return os == JC_OS_MACOS ? &jc_platform_macos : os == JC_OS_LINUX ? &jc_platform_linux :
+	    NULL;
+}
+
+const struct jc_platform_ops *
+platform_of(const struct jc_host *h)
+{
+	return platform_for_os(h->os);
+}
+
+const struct jc_platform_ops *
+platform_for_setup(const struct jc_host *h)
+{
+	const struct jc_platform_ops *p = platform_of(h);
+
+	return p != NULL ? p : &jc_platform_macos;
+}
+
+const struct jc_platform_ops *
+platform_by_name_or_default(const char *name)
+{
+	const struct jc_platform_ops *p = platform_by_name(name);
+
+	return p != NULL ? p : &jc_platform_macos;
+}
+
+unsigned
+platform_caps(const struct jc_host *h)
+{
+	const struct jc_platform_ops *p = platform_of(h);
+
+	return p != NULL ? p->caps : 0;
+}
+
+const char *
+platform_os_display(enum jc_os os)
+{
+	const struct jc_platform_ops *p = platform_for_os(os);
+
+	return p != NULL ? p->display : "unknown OS";
+}
+
 void
 platform_note(struct jc_host *h, const char *fmt, ...)
 {

@@ -10,6 +10,7 @@
 #define JC_PLATFORM_H
 
 #include "jc.h"
+#include "util.h"
 
 /* One raw output of a probe command, as saved in a bundle. */
 struct jc_raw_out {
@@ -37,9 +38,79 @@ struct jc_probe_cmd {
 	const char *sh;
 };
 
+/*
+ * What a system can do or needs, asked by the pipeline instead of naming
+ * the system (jc_platform_ops.caps).
+ */
+enum {
+	/* RDMA is switched on by rdma_ctl in Recovery, ibv_devices lists the
+	 * rdma_* devices (doctor: rdma-enabled, port-state) */
+	JC_PLAT_RDMA_CTL = 1u << 0,
+	/* every host of a cluster must run the same OS version and build
+	 * (doctor: os-version) */
+	JC_PLAT_SAME_OS = 1u << 1,
+	/* a bridge0 may hold the cable interfaces: the setup takes them out
+	 * and brings it down, restore puts it back */
+	JC_PLAT_BRIDGE = 1u << 2,
+	/* a link stays down until set up: the setup sets it up, its admin
+	 * state is saved and restored, and "already set up" requires it up */
+	JC_PLAT_LINK_ADMIN = 1u << 3,
+};
+
+/*
+ * The changes a setup makes and restore undoes, named without a system:
+ * jc_platform_ops.command turns one into the system's command.
+ */
+enum jc_act {
+	JC_ACT_ADDR_SET,	/* iface, addr "A/L": the planned address (replaces) */
+	JC_ACT_ADDR_ADD,	/* iface, addr "A/L" (or "A": /32): an address back */
+	JC_ACT_ADDR_DEL,	/* iface, addr "A/L" */
+	JC_ACT_LINK_UP,		/* iface (JC_PLAT_LINK_ADMIN only) */
+	JC_ACT_LINK_DOWN,
+	JC_ACT_ROUTE_SET,	/* peer, iface, via (NULL): the host route to peer */
+	JC_ACT_ROUTE_DEL,	/* peer; iface when the system's command names it, or NULL */
+	JC_ACT_BRIDGE_UP,	/* (JC_PLAT_BRIDGE only) */
+	JC_ACT_BRIDGE_DOWN,
+	JC_ACT_BRIDGE_ADDM,	/* iface: the member */
+	JC_ACT_BRIDGE_DELM,
+};
+
+struct jc_act_arg {
+	const char *iface;
+	const char *addr;
+	const char *peer;
+	const char *via;
+};
+
+/* What a fact's queries printed (see struct plan_fact). */
+struct jc_fact_out {
+	int kind;		/* enum plan_fact_kind */
+	const char *iface;
+	const char *peer;	/* ROUTE: the peer address */
+	int status;		/* exit status of the first query */
+	const char *out;	/* its stdout then stderr (not NULL) */
+	int lstatus;		/* the second query's, when the system has one */
+	const char *lout;	/* or NULL */
+};
+
+struct jc_fact_state;
+struct plan_host;
+
+/*
+ * A platform backend: everything the pipeline needs to know of one system,
+ * for the whole life of a host. Discovery (cmds, parse), the setup of a
+ * planned host (setup, through command), the read-only queries that
+ * capture the state a setup changes and their parser (queries, fact_parse),
+ * and the commands that put it back (command). A persistent configuration
+ * (networksetup services, systemd-networkd, ...) is meant to be one more
+ * operation of the same kind as setup: commands for a planned host, built
+ * from its addresses, with the facts it changes declared for restore.
+ */
 struct jc_platform_ops {
-	const char *name;		/* "macos", "linux" */
+	const char *name;		/* "macos", "linux" (saved states, JSON) */
+	const char *display;		/* "macOS", "Linux" (for people) */
 	const char *uname;		/* what uname -s prints: "Darwin", "Linux" */
+	unsigned caps;			/* JC_PLAT_* */
 	const struct jc_probe_cmd *cmds;	/* terminated by { NULL, NULL } */
 	/*
 	 * Fill h (whose name/target are already set) from raw. A missing output
@@ -48,6 +119,24 @@ struct jc_platform_ops {
 	 * that is present cannot be understood at all (garbage).
 	 */
 	int (*parse)(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err);
+	/*
+	 * Append to ph->cmds the setup of ph (addresses set) on host h (its
+	 * inventory), in mlx's order: see plan.h for the exact commands.
+	 */
+	void (*setup)(struct plan_host *ph, const struct jc_host *h);
+	/*
+	 * The command (argv words, "sudo" first, pushed to argv) for act.
+	 * Returns 0, or -ENOTSUP when the system has no such change.
+	 */
+	int (*command)(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv);
+	/*
+	 * The read-only queries of a fact (kind: enum plan_fact_kind), as
+	 * command lines of plain words: *q1 always, *q2 NULL or a second one
+	 * (Linux: the link flags of an interface). New strings.
+	 */
+	void (*queries)(int kind, const char *iface, const char *peer, char **q1, char **q2);
+	/* What the outputs of a fact's queries say, into st (cleared first). */
+	void (*fact_parse)(const struct jc_fact_out *fo, struct jc_fact_state *st);
 };
 
 extern const struct jc_platform_ops jc_platform_macos;
@@ -63,6 +152,24 @@ const struct jc_platform_ops *platform_for_raw(const struct jc_raw *raw);
 
 /* The backend named "macos" / "linux", or NULL. */
 const struct jc_platform_ops *platform_by_name(const char *name);
+
+/* The backend of a probed host (by h->os), or NULL when its system is unknown. */
+const struct jc_platform_ops *platform_of(const struct jc_host *h);
+
+/*
+ * The backend a setup uses for h: platform_of(h), or macOS when the system
+ * is unknown (as mlx, which only configures Macs).
+ */
+const struct jc_platform_ops *platform_for_setup(const struct jc_host *h);
+
+/* The backend named name, or the one platform_for_setup() falls back to. */
+const struct jc_platform_ops *platform_by_name_or_default(const char *name);
+
+/* platform_of(h)->caps, 0 for an unknown system. */
+unsigned platform_caps(const struct jc_host *h);
+
+/* A display name for os: "macOS", "Linux", "unknown OS". Static string. */
+const char *platform_os_display(enum jc_os os);
 
 /* Append a note (printf-style) to h->notes; used by the backends. */
 void platform_note(struct jc_host *h, const char *fmt, ...)

@@ -511,3 +511,82 @@ tr_run(struct tr_session *s, const char *command, const char *in, size_t inlen,
 	res->seconds = jc_now() - t0;
 	return 0;
 }
+
+/* ---- the transport ops of ssh ---- */
+
+static int
+ssh_op_connect(struct jc_transport *t, const char *host, const char *user, int port,
+    struct jc_conn **out, struct jc_err *err)
+{
+	struct tr_session *s = NULL;
+	int r = tr_connect(host, user, port, t->priv, &s, err);
+
+	*out = NULL;
+	if (r != 0)
+		return r;
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->t = t;
+	(*out)->host = tr_host(s);
+	(*out)->priv = s;
+	return 0;
+}
+
+static int
+ssh_op_run(struct jc_conn *c, const char *command, const char *in, size_t inlen, double timeout,
+    size_t cap, struct tr_result *r, struct jc_err *err)
+{
+	return tr_run(c->priv, command, in, inlen, timeout, cap, r, err);
+}
+
+static int
+ssh_op_stream(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tr_stream_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err)
+{
+	struct tr_stream *st = NULL;
+	int r = tr_stream_start(c->priv, command, cbs, arg, &st, err);
+
+	if (r == 0) {
+		if (inlen > 0)
+			tr_stream_write(st, in, inlen);
+		tr_stream_close_stdin(st);
+		r = tr_stream_wait(st, timeout, status, NULL, err);
+	}
+	tr_stream_free(st);
+	return r;
+}
+
+static void
+ssh_op_close(struct jc_conn *c)
+{
+	tr_close(c->priv);
+	free(c);
+}
+
+static void
+ssh_op_free(struct jc_transport *t)
+{
+	free(t->priv);
+	free(t);
+}
+
+static const struct jc_transport_ops ssh_ops = {
+	.name = "ssh",
+	.connect = ssh_op_connect,
+	.run = ssh_op_run,
+	.stream = ssh_op_stream,
+	.close = ssh_op_close,
+	.free = ssh_op_free,
+};
+
+struct jc_transport *
+transport_ssh_new(const struct tr_opts *o)
+{
+	struct jc_transport *t = xcalloc(1, sizeof(*t));
+	struct tr_opts *copy = xcalloc(1, sizeof(*copy));
+
+	*copy = *o;
+	t->ops = &ssh_ops;
+	t->priv = copy;
+	return t;
+}

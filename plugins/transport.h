@@ -157,4 +157,75 @@ int tr_stream_wait(struct tr_stream *st, double timeout, int *status, char **sig
 /* Close the channel (stopping the command if it still runs) and free. */
 void tr_stream_free(struct tr_stream *st);
 
+/*
+ * Transport ops: how commands reach a host, behind one table so that the
+ * pipeline (probe, apply, restore, doctor) does not know which one runs.
+ * "ssh" is the libssh transport above; "replay" serves a saved probe bundle
+ * (it reaches no host: connect fails, saved_raw gives the outputs); tests
+ * add a scripted stand-in. Every function returns 0 or a negative TR_E*
+ * (or -errno) code with err filled, as tr_run() does.
+ */
+struct jc_raw;
+struct jc_transport;
+
+/* One host reached through a transport. */
+struct jc_conn {
+	struct jc_transport *t;
+	const char *host;	/* the name given to connect (owned by the backend) */
+	void *priv;
+};
+
+struct jc_transport_ops {
+	const char *name;	/* "ssh", "replay", ... */
+	/* Reach host (user NULL and port 0: from the configuration). */
+	int (*connect)(struct jc_transport *t, const char *host, const char *user, int port,
+	    struct jc_conn **out, struct jc_err *err);
+	/* Run a command to its end, as tr_run(). */
+	int (*run)(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+	    double timeout, size_t cap, struct tr_result *r, struct jc_err *err);
+	/*
+	 * Run a command with in on its standard input (then EOF), delivering
+	 * its output to cbs as it comes, until it ends (*status set as in
+	 * struct tr_result), a callback asks to stop (TR_ESTOPPED) or timeout
+	 * passes (TR_ETIMEOUT).
+	 */
+	int (*stream)(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+	    const struct tr_stream_cbs *cbs, void *arg, double timeout, int *status,
+	    struct jc_err *err);
+	void (*close)(struct jc_conn *c);
+	/*
+	 * Transports that hold saved probe outputs instead of reaching hosts
+	 * (replay): the raw outputs of host. NULL for the others.
+	 */
+	int (*saved_raw)(struct jc_transport *t, const char *host, struct jc_raw *raw,
+	    struct jc_err *err);
+	void (*free)(struct jc_transport *t);
+};
+
+struct jc_transport {
+	const struct jc_transport_ops *ops;
+	void *priv;
+};
+
+/* The libssh transport with o (copied; tr_global_init() is the caller's). */
+struct jc_transport *transport_ssh_new(const struct tr_opts *o);
+
+/* The replay transport of the bundle in dir (copied). */
+struct jc_transport *transport_replay_new(const char *dir);
+
+/* transport_replay_new(from) when from is set, else transport_ssh_new(o). */
+struct jc_transport *transport_default(const struct tr_opts *o, const char *from);
+
+void transport_free(struct jc_transport *t);
+
+/* Shorthands for the ops (close accepts NULL). */
+int tp_connect(struct jc_transport *t, const char *host, const char *user, int port,
+    struct jc_conn **out, struct jc_err *err);
+int tp_run(struct jc_conn *c, const char *command, const char *in, size_t inlen, double timeout,
+    size_t cap, struct tr_result *r, struct jc_err *err);
+int tp_stream(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tr_stream_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err);
+void tp_close(struct jc_conn *c);
+
 #endif

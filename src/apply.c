@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@
 #include "apply.h"
 #include "hostfile_read.h"
 #include "hosts.h"
-#include "parse_net.h"
+#include "parse_state.h"
 
 #define STATE_VERSION 1
 #define LAST_SETUP "last-setup.json"
@@ -32,21 +31,16 @@ struct ap_fact {
 	char *peer;		/* ROUTE: peer address */
 	int status;		/* exit status of the query */
 	char *out;		/* its output (stdout then stderr) */
-	int lstatus;		/* Linux ADDRS: of `ip -o link show dev IF` */
+	int lstatus;		/* of the second query, when the system has one */
 	char *lout;
-	/* parsed */
-	bool exists;
-	int up;			/* enum jc_tri */
-	struct jc_strv addrs;	/* "a.b.c.d/len" */
-	struct jc_strv members;
-	char *route;		/* "dev IF" or "via G dev IF"; NULL: no such route */
+	struct jc_fact_state st;	/* parsed */
 };
 
 /* What is known of one host: where it is, what the plan gives it, its facts. */
 struct ap_host {
 	char *name, *target, *user;
 	int port;
-	enum jc_os os;
+	const struct jc_platform_ops *plat;
 	struct jc_strv ifaces;	/* planned cable interfaces (bridge0 excluded) */
 	struct jc_strv ips;	/* planned address of each, same index */
 	struct jc_strv peers;	/* peer address of each */
@@ -61,9 +55,7 @@ fact_clear(struct ap_fact *f)
 	free(f->peer);
 	free(f->out);
 	free(f->lout);
-	strv_free(&f->addrs);
-	strv_free(&f->members);
-	free(f->route);
+	fact_state_clear(&f->st);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -105,202 +97,18 @@ planned_iface(const struct ap_host *h, const char *name)
 	return false;
 }
 
-/* The read-only queries of a fact (the plan's). q2 is NULL but for Linux ADDRS. */
+/* Fill the parsed state of f from its outputs (the system's parser). */
 static void
-fact_queries(const struct ap_fact *f, enum jc_os os, char **q1, char **q2)
+fact_parse(struct ap_fact *f, const struct jc_platform_ops *plat)
 {
-	*q2 = NULL;
-	if (os == JC_OS_LINUX) {
-		if (f->kind == PLAN_FACT_ADDRS) {
-			*q1 = xasprintf("ip -4 -o addr show dev %s", f->iface);
-			*q2 = xasprintf("ip -o link show dev %s", f->iface);
-		} else {
-			*q1 = xasprintf("ip route show %s/32", f->peer);
-		}
-	} else if (f->kind == PLAN_FACT_ROUTE) {
-		*q1 = xasprintf("route -n get %s", f->peer);
-	} else {
-		*q1 = xasprintf("ifconfig %s", f->iface);
-	}
-}
+	struct jc_fact_out fo = {
+		.kind = f->kind, .iface = f->iface, .peer = f->peer, .status = f->status,
+		.out = f->out, .lstatus = f->lstatus, .lout = f->lout,
+	};
 
-/* Next whitespace-separated word of *p (advanced), or NULL. */
-static char *
-next_word(const char **p)
-{
-	const char *s = *p, *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s == '\0' || *s == '\n')
-		return NULL;
-	for (e = s; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
-		;
-	*p = e;
-	return xstrndup(s, (size_t)(e - s));
-}
-
-static bool
-addr_word_ok(const char *w)
-{
-	char ip[16];
-	size_t l = strcspn(w, "/");
-	long pfx;
-
-	if (l >= sizeof(ip) || w[l] != '/')
-		return false;
-	memcpy(ip, w, l);
-	ip[l] = '\0';
-	return jc_ipv4_ok(ip) && jc_parse_int(w + l + 1, 0, 32, &pfx);
-}
-
-/* Linux: "N: IF    inet A/L brd ..." lines. */
-static void
-parse_linux_addrs(struct ap_fact *f)
-{
-	for (const char *line = f->out; line != NULL && *line; ) {
-		const char *nl = strchr(line, '\n'), *p = line;
-		char *w;
-
-		while ((w = next_word(&p)) != NULL) {
-			bool inet = strcmp(w, "inet") == 0;
-
-			free(w);
-			if (inet) {
-				if ((w = next_word(&p)) != NULL && addr_word_ok(w))
-					strv_push_owned(&f->addrs, w);
-				else
-					free(w);
-				break;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	/* "N: IF: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu ..." */
-	if (f->lout != NULL && f->lstatus == 0) {
-		const char *lt = strchr(f->lout, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-
-		f->up = JC_NO;
-		if (lt != NULL && gt != NULL) {
-			char *flags = xstrndup(lt, (size_t)(gt - lt + 1));
-
-			if (strstr(flags, ",UP,") || strstr(flags, "<UP,") || strstr(flags, ",UP>") ||
-			    strstr(flags, "<UP>"))
-				f->up = JC_YES;
-			free(flags);
-		}
-	}
-}
-
-/* Value after "key:" on a line of route -n get, or NULL. */
-static char *
-route_field(const char *out, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (const char *line = out; line != NULL && *line; ) {
-		const char *nl = strchr(line, '\n'), *p = line;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
-			p += kl + 1;
-			return next_word(&p);
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void
-set_route(struct ap_fact *f, const char *via, const char *dev)
-{
-	if (dev == NULL || !jc_iface_name_ok(dev) || (via != NULL && !jc_ipv4_ok(via)))
-		return;
-	if (via != NULL)
-		f->route = xasprintf("via %s dev %s", via, dev);
-	else
-		f->route = xasprintf("dev %s", dev);
-}
-
-/* Fill the parsed fields of f from its outputs. */
-static void
-fact_parse(struct ap_fact *f, enum jc_os os)
-{
-	strv_free(&f->addrs);
-	strv_free(&f->members);
-	free(f->route);
-	f->route = NULL;
-	f->exists = false;
-	f->up = JC_UNKNOWN;
-	if (f->out == NULL)
-		return;
-	if (f->kind == PLAN_FACT_ROUTE) {
-		if (os == JC_OS_LINUX) {
-			const char *p = f->out;
-			char *w, *dest = next_word(&p), *via = NULL, *dev = NULL;
-
-			if (f->status == 0 && dest != NULL && (strcmp(dest, f->peer) == 0)) {
-				while ((w = next_word(&p)) != NULL) {
-					if (strcmp(w, "via") == 0 && via == NULL)
-						via = next_word(&p);
-					else if (strcmp(w, "dev") == 0 && dev == NULL)
-						dev = next_word(&p);
-					free(w);
-				}
-				set_route(f, via, dev);
-			}
-			free(dest);
-			free(via);
-			free(dev);
-		} else if (f->status == 0) {
-			char *dest = route_field(f->out, "destination");
-			char *flags = route_field(f->out, "flags");
-			char *dev = route_field(f->out, "interface");
-			char *gw = route_field(f->out, "gateway");
-
-			/* a static host route to the peer, not the route that covers it */
-			if (dest != NULL && strcmp(dest, f->peer) == 0 && flags != NULL &&
-			    strstr(flags, "HOST") != NULL && strstr(flags, "STATIC") != NULL)
-				set_route(f, gw != NULL && jc_ipv4_ok(gw) ? gw : NULL, dev);
-			free(dest);
-			free(flags);
-			free(dev);
-			free(gw);
-		}
-		f->exists = f->route != NULL;
-		return;
-	}
-	if (f->status != 0)
-		return;
-	f->exists = true;
-	if (os == JC_OS_LINUX) {
-		parse_linux_addrs(f);
-		return;
-	}
-	{
-		struct jc_iface *ifs = NULL;
-		size_t n = 0;
-		struct jc_strv notes = { 0 };
-
-		if (parse_ifconfig(f->out, strlen(f->out), &ifs, &n, &notes, NULL) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				if (ifs[i].name == NULL || strcmp(ifs[i].name, f->iface) != 0)
-					continue;
-				f->up = ifs[i].up;
-				for (size_t k = 0; k < ifs[i].ninet; k++)
-					strv_push_owned(&f->addrs, xasprintf("%s/%d", ifs[i].inet[k],
-					    ifs[i].prefix != NULL ? ifs[i].prefix[k] : 32));
-				for (size_t k = 0; k < ifs[i].nmembers; k++)
-					if (jc_iface_name_ok(ifs[i].members[k]))
-						strv_push(&f->members, ifs[i].members[k]);
-			}
-		} else {
-			f->exists = false;
-		}
-		parse_ifaces_free(ifs, n);
-		strv_free(&notes);
-	}
+	fact_state_clear(&f->st);
+	if (f->out != NULL)
+		plat->fact_parse(&fo, &f->st);
 }
 
 static bool
@@ -352,130 +160,152 @@ find_fact(const struct ap_fact *v, size_t n, const struct ap_fact *like)
 	return NULL;
 }
 
-/*
- * The commands that take the host from its current facts (cur) back to the
- * saved ones (h->facts). Only planned interfaces, bridge0 and addresses
- * that passed validation are ever named. Returns the number of differences.
- */
-static size_t
-restore_cmds(const struct ap_host *h, const struct ap_fact *cur, size_t ncur, struct ap_cmds *out)
+/* argv as one command line, with -n after sudo (never a prompt). New string. */
+static char *
+argv_line(char *const *argv, size_t argc)
 {
-	bool lx = h->os == JC_OS_LINUX;
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t k = 0; k < argc; k++) {
+		buf_printf(&b, "%s%s", k ? " " : "", argv[k]);
+		if (k == 0 && strcmp(argv[0], "sudo") == 0)
+			buf_puts(&b, " -n");
+	}
+	return buf_steal(&b);
+}
+
+/* Append the command of act on h's system; counts as one difference. */
+static void
+act(struct ap_cmds *out, const struct ap_host *h, enum jc_act a, const struct jc_act_arg *arg)
+{
+	struct jc_strv argv = { 0 };
+
+	if (h->plat->command(a, arg, &argv) == 0)
+		cmds_add(out, false, argv_line(argv.v, argv.n));
+	strv_free(&argv);
+}
+
+static bool
+same_route(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static size_t
+restore_routes(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
+	size_t diffs = 0;
+
+	for (size_t i = 0; i < h->nfacts; i++) {
+		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
+		char *via = NULL, *dev = NULL;
+
+		if (s->kind != PLAN_FACT_ROUTE || c == NULL || same_route(s->st.route, c->st.route))
+			continue;
+		diffs++;
+		if (c->st.route != NULL)
+			act(out, h, JC_ACT_ROUTE_DEL, &(struct jc_act_arg){ .peer = s->peer });
+		if (s->st.route != NULL && parse_route_split(s->st.route, &via, &dev) == 0)
+			act(out, h, JC_ACT_ROUTE_SET,
+			    &(struct jc_act_arg){ .peer = s->peer, .via = via, .iface = dev });
+		free(via);
+		free(dev);
+	}
+	return diffs;
+}
+
+static size_t
+restore_addrs(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
 	size_t diffs = 0;
 
 	for (size_t i = 0; i < h->nfacts; i++) {
 		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
 
-		if (s->kind != PLAN_FACT_ROUTE || c == NULL)
+		if (s->kind != PLAN_FACT_ADDRS || c == NULL || !s->st.exists || !c->st.exists)
 			continue;
-		if ((s->route == NULL && c->route == NULL) ||
-		    (s->route != NULL && c->route != NULL && strcmp(s->route, c->route) == 0))
-			continue;
-		diffs++;
-		if (c->route != NULL)
-			cmds_add(out, false, lx ? xasprintf("sudo -n ip route del %s/32", s->peer) :
-			    xasprintf("sudo -n route -n delete -host %s", s->peer));
-		if (s->route != NULL) {
-			const char *p = s->route;
-			char *a = next_word(&p), *b = next_word(&p), *dev = NULL, *via = NULL;
-
-			if (strcmp(a, "via") == 0) {
-				via = b;
-				b = NULL;
-				free(next_word(&p));
-				dev = next_word(&p);
-			} else {
-				dev = b;
-				b = NULL;
-			}
-			if (lx)
-				cmds_add(out, false, xasprintf("sudo -n ip route replace %s/32%s%s dev %s",
-				    s->peer, via ? " via " : "", via ? via : "", dev));
-			else if (via != NULL)
-				cmds_add(out, false, xasprintf("sudo -n route -n add -host %s %s",
-				    s->peer, via));
-			else
-				cmds_add(out, false, xasprintf("sudo -n route -n add -host %s -interface %s",
-				    s->peer, dev));
-			free(a);
-			free(b);
-			free(dev);
-			free(via);
-		}
-	}
-	for (size_t i = 0; i < h->nfacts; i++) {
-		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
-
-		if (s->kind != PLAN_FACT_ADDRS || c == NULL || !s->exists || !c->exists)
-			continue;
-		for (size_t k = 0; k < c->addrs.n; k++) {
-			const char *a = c->addrs.v[k];
-			size_t l = strcspn(a, "/");
-
-			if (strv_has(&s->addrs, a))
+		for (size_t k = 0; k < c->st.addrs.n; k++) {
+			if (strv_has(&s->st.addrs, c->st.addrs.v[k]))
 				continue;
 			diffs++;
-			if (lx)
-				cmds_add(out, false, xasprintf("sudo -n ip addr del %s dev %s", a, s->iface));
-			else
-				cmds_add(out, false, xasprintf("sudo -n ifconfig %s inet %.*s -alias",
-				    s->iface, (int)l, a));
+			act(out, h, JC_ACT_ADDR_DEL,
+			    &(struct jc_act_arg){ .iface = s->iface, .addr = c->st.addrs.v[k] });
 		}
-		for (size_t k = 0; k < s->addrs.n; k++) {
-			const char *a = s->addrs.v[k];
-			size_t l = strcspn(a, "/");
-			long pfx = 32;
-
-			if (strv_has(&c->addrs, a))
+		for (size_t k = 0; k < s->st.addrs.n; k++) {
+			if (strv_has(&c->st.addrs, s->st.addrs.v[k]))
 				continue;
 			diffs++;
-			if (lx) {
-				cmds_add(out, false, xasprintf("sudo -n ip addr add %s dev %s", a, s->iface));
-			} else {
-				char *mask;
-
-				jc_parse_int(a + l + 1, 0, 32, &pfx);
-				mask = parse_prefix_mask((int)pfx);
-				cmds_add(out, false, xasprintf("sudo -n ifconfig %s inet %.*s netmask %s alias",
-				    s->iface, (int)l, a, mask));
-				free(mask);
-			}
+			act(out, h, JC_ACT_ADDR_ADD,
+			    &(struct jc_act_arg){ .iface = s->iface, .addr = s->st.addrs.v[k] });
 		}
-		if (lx && s->up != JC_UNKNOWN && c->up != JC_UNKNOWN && s->up != c->up) {
+		if ((h->plat->caps & JC_PLAT_LINK_ADMIN) && s->st.up != JC_UNKNOWN &&
+		    c->st.up != JC_UNKNOWN && s->st.up != c->st.up) {
 			diffs++;
-			cmds_add(out, false, xasprintf("sudo -n ip link set %s %s", s->iface,
-			    s->up == JC_YES ? "up" : "down"));
-		}
-	}
-	for (size_t i = 0; i < h->nfacts; i++) {
-		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
-
-		if (s->kind != PLAN_FACT_BRIDGE || c == NULL || !s->exists || !c->exists)
-			continue;
-		for (size_t k = 0; k < s->members.n; k++)
-			if (planned_iface(h, s->members.v[k]) && !strv_has(&c->members, s->members.v[k])) {
-				diffs++;
-				cmds_add(out, false, xasprintf("sudo -n ifconfig bridge0 addm %s",
-				    s->members.v[k]));
-			}
-		for (size_t k = 0; k < c->members.n; k++)
-			if (planned_iface(h, c->members.v[k]) && !strv_has(&s->members, c->members.v[k])) {
-				diffs++;
-				cmds_add(out, false, xasprintf("sudo -n ifconfig bridge0 deletem %s",
-				    c->members.v[k]));
-			}
-		if (s->up != JC_UNKNOWN && c->up != JC_UNKNOWN && s->up != c->up) {
-			diffs++;
-			cmds_add(out, false, xasprintf("sudo -n ifconfig bridge0 %s",
-			    s->up == JC_YES ? "up" : "down"));
+			act(out, h, s->st.up == JC_YES ? JC_ACT_LINK_UP : JC_ACT_LINK_DOWN,
+			    &(struct jc_act_arg){ .iface = s->iface });
 		}
 	}
 	return diffs;
 }
 
+static size_t
+restore_bridge(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
+	size_t diffs = 0;
+
+	for (size_t i = 0; i < h->nfacts; i++) {
+		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
+
+		if (s->kind != PLAN_FACT_BRIDGE || c == NULL || !s->st.exists || !c->st.exists)
+			continue;
+		for (size_t k = 0; k < s->st.members.n; k++) {
+			const char *m = s->st.members.v[k];
+
+			if (planned_iface(h, m) && !strv_has(&c->st.members, m)) {
+				diffs++;
+				act(out, h, JC_ACT_BRIDGE_ADDM, &(struct jc_act_arg){ .iface = m });
+			}
+		}
+		for (size_t k = 0; k < c->st.members.n; k++) {
+			const char *m = c->st.members.v[k];
+
+			if (planned_iface(h, m) && !strv_has(&s->st.members, m)) {
+				diffs++;
+				act(out, h, JC_ACT_BRIDGE_DELM, &(struct jc_act_arg){ .iface = m });
+			}
+		}
+		if (s->st.up != JC_UNKNOWN && c->st.up != JC_UNKNOWN && s->st.up != c->st.up) {
+			diffs++;
+			act(out, h, s->st.up == JC_YES ? JC_ACT_BRIDGE_UP : JC_ACT_BRIDGE_DOWN,
+			    &(struct jc_act_arg){ 0 });
+		}
+	}
+	return diffs;
+}
+
+/*
+ * The commands that take the host from its current facts (cur) back to the
+ * saved ones (h->facts): routes, then addresses, then bridge0. Only planned
+ * interfaces, bridge0 and addresses that passed validation are ever named.
+ * Returns the number of differences.
+ */
+static size_t
+restore_cmds(const struct ap_host *h, const struct ap_fact *cur, size_t ncur, struct ap_cmds *out)
+{
+	size_t diffs = restore_routes(h, cur, ncur, out);
+
+	diffs += restore_addrs(h, cur, ncur, out);
+	return diffs + restore_bridge(h, cur, ncur, out);
+}
+
 /* Shared by the threads of one run. */
 struct ap_run {
 	const struct apply_opts *o;
+	struct jc_transport *tp;
 	pthread_mutex_t lock;	/* events and abort */
 	bool abort;
 };
@@ -501,11 +331,11 @@ cmd_timeout(const struct apply_opts *o)
 
 /* Run a query; the output is stdout followed by stderr. */
 static int
-run_query(struct tr_session *s, const char *q, double timeout, int *status, char **out,
+run_query(struct jc_conn *s, const char *q, double timeout, int *status, char **out,
     struct jc_err *err)
 {
 	struct tr_result r = { 0 };
-	int rc = tr_run(s, q, NULL, 0, timeout, 1u << 20, &r, err);
+	int rc = tp_run(s, q, NULL, 0, timeout, 1u << 20, &r, err);
 
 	if (rc != 0)
 		return rc;
@@ -517,7 +347,7 @@ run_query(struct tr_session *s, const char *q, double timeout, int *status, char
 
 /* Capture every fact of h (whose facts have kind/iface/peer set). */
 static int
-capture(struct tr_session *s, const struct ap_host *h, struct ap_fact *facts, size_t n,
+capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_t n,
     double timeout, struct jc_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -528,7 +358,7 @@ capture(struct tr_session *s, const struct ap_host *h, struct ap_fact *facts, si
 		free(f->out);
 		free(f->lout);
 		f->out = f->lout = NULL;
-		fact_queries(f, h->os, &q1, &q2);
+		h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
 		rc = run_query(s, q1, timeout, &f->status, &f->out, err);
 		if (rc == 0 && q2 != NULL)
 			rc = run_query(s, q2, timeout, &f->lstatus, &f->lout, err);
@@ -539,7 +369,7 @@ capture(struct tr_session *s, const struct ap_host *h, struct ap_fact *facts, si
 		if (f->kind == PLAN_FACT_ADDRS && f->status != 0)
 			return jc_fail(err, -ENOENT, "cannot read the state of %s: %s", f->iface,
 			    f->out);
-		fact_parse(f, h->os);
+		fact_parse(f, h->plat);
 	}
 	return 0;
 }
@@ -564,7 +394,7 @@ facts_like(const struct ap_host *h)
  * else negative with err filled.
  */
 static int
-restore_host(struct ap_run *run, struct tr_session *s, const struct ap_host *h, size_t *ran,
+restore_host(struct ap_run *run, struct jc_conn *s, const struct ap_host *h, size_t *ran,
     struct jc_err *err)
 {
 	double timeout = cmd_timeout(run->o);
@@ -581,7 +411,7 @@ restore_host(struct ap_run *run, struct tr_session *s, const struct ap_host *h, 
 		struct tr_result r = { 0 };
 
 		emit(run, APPLY_EV_UNDO, h->name, cmds.v[i].text, 0, NULL);
-		if ((rc = tr_run(s, cmds.v[i].text, NULL, 0, timeout, 0, &r, err)) != 0)
+		if ((rc = tp_run(s, cmds.v[i].text, NULL, 0, timeout, 0, &r, err)) != 0)
 			goto out;
 		(*ran)++;
 		if (r.status != 0 && !cmds.v[i].may_fail) {
@@ -646,46 +476,20 @@ mkdir_p(const char *path, struct jc_err *err)
 	return rc;
 }
 
-/* Write j to path atomically (a temporary file, fsync, rename). */
+/* Write j to path, whole or not at all (jc_write_atomic), mode 0600. */
 static int
 write_json_atomic(const char *path, json_t *j, struct jc_err *err)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd, rc = 0;
 	char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	size_t len = text ? strlen(text) : 0, off = 0;
+	char *line;
+	int rc;
 
-	if (text == NULL) {
-		free(tmp);
+	if (text == NULL)
 		return jc_fail(err, -ENOMEM, "cannot serialise the state for %s", path);
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0) {
-		rc = jc_fail(err, -errno, "cannot write %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = jc_fail(err, -EIO, "cannot write %s: %s", tmp, strerror(errno));
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (rc == 0 && (write(fd, "\n", 1) != 1 || fsync(fd) != 0))
-		rc = jc_fail(err, -EIO, "cannot write %s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && rc == 0)
-		rc = jc_fail(err, -EIO, "cannot write %s: %s", tmp, strerror(errno));
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = jc_fail(err, -errno, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-	if (rc != 0)
-		unlink(tmp);
-out:
+	line = xasprintf("%s\n", text);
+	rc = jc_write_atomic(path, line, strlen(line), 0600, err);
+	free(line);
 	free(text);
-	free(tmp);
 	return rc;
 }
 
@@ -743,7 +547,7 @@ host_json(const struct ap_host *h)
 	json_object_set_new(j, "version", json_integer(STATE_VERSION));
 	json_object_set_new(j, "host", jstr(h->name));
 	json_object_set_new(j, "target", jstr(h->target));
-	json_object_set_new(j, "os", json_string(h->os == JC_OS_LINUX ? "linux" : "macos"));
+	json_object_set_new(j, "os", json_string(h->plat->name));
 	json_object_set_new(j, "saved", json_string(when));
 	for (size_t i = 0; i < h->ifaces.n; i++)
 		json_array_append_new(addrs, json_pack("{s:s, s:s, s:s}", "iface", h->ifaces.v[i],
@@ -754,7 +558,7 @@ host_json(const struct ap_host *h)
 		json_t *o = json_object();
 		char *q1, *q2;
 
-		fact_queries(f, h->os, &q1, &q2);
+		h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
 		json_object_set_new(o, "kind", json_string(kind_name(f->kind)));
 		json_object_set_new(o, "iface", jstr(f->iface));
 		json_object_set_new(o, "peer", jstr(f->peer));
@@ -767,14 +571,14 @@ host_json(const struct ap_host *h)
 			json_object_set_new(o, "link_output", jstr(f->lout));
 		}
 		/* what the outputs say (informative: restore parses the outputs again) */
-		json_object_set_new(o, "exists", json_boolean(f->exists));
-		json_object_set_new(o, "up", tri_json(f->up));
+		json_object_set_new(o, "exists", json_boolean(f->st.exists));
+		json_object_set_new(o, "up", tri_json(f->st.up));
 		if (f->kind == PLAN_FACT_ADDRS)
-			json_object_set_new(o, "inet", strv_json(&f->addrs));
+			json_object_set_new(o, "inet", strv_json(&f->st.addrs));
 		if (f->kind == PLAN_FACT_BRIDGE)
-			json_object_set_new(o, "members", strv_json(&f->members));
+			json_object_set_new(o, "members", strv_json(&f->st.members));
 		if (f->kind == PLAN_FACT_ROUTE)
-			json_object_set_new(o, "route", jstr(f->route));
+			json_object_set_new(o, "route", jstr(f->st.route));
 		json_array_append_new(facts, o);
 		free(q1);
 		free(q2);
@@ -815,7 +619,7 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 	h->port = tmp.port;
 	tmp.target = tmp.user = NULL;
 	jc_host_clear(&tmp);
-	h->os = strcmp(os, "linux") == 0 ? JC_OS_LINUX : JC_OS_MACOS;
+	h->plat = platform_by_name_or_default(os);
 	json_array_foreach(addrs, i, v) {
 		const char *ifn = jget_str(v, "iface"), *ip = jget_str(v, "ip");
 		const char *peer = jget_str(v, "peer_ip");
@@ -838,7 +642,8 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 		f->kind = strcmp(kind, "addrs") == 0 ? PLAN_FACT_ADDRS :
 		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE : PLAN_FACT_ROUTE;
 		if (strcmp(kind, kind_name(f->kind)) != 0 ||
-		    (f->kind == PLAN_FACT_BRIDGE ? strcmp(ifn, "bridge0") != 0 || h->os == JC_OS_LINUX :
+		    (f->kind == PLAN_FACT_BRIDGE ? strcmp(ifn, "bridge0") != 0 ||
+		    !(h->plat->caps & JC_PLAT_BRIDGE) :
 		    !planned_iface(h, ifn)) ||
 		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))))
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
@@ -851,7 +656,7 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 			f->lstatus = (int)json_integer_value(json_object_get(v, "link_status"));
 		}
 		h->nfacts++;
-		fact_parse(f, h->os);
+		fact_parse(f, h->plat);
 	}
 	return 0;
 }
@@ -923,27 +728,24 @@ struct ap_slot {
 	const struct plan_host *ph;
 	const struct jc_host *jh;
 	struct ap_host h;
-	struct tr_session *s;
+	struct jc_conn *s;
 	struct apply_host_result *res;
 	bool active;		/* has commands to run */
-	int phase;		/* 0 capture, 1 setup, 2 rollback */
+	bool want;		/* takes part in the phase running */
 	struct jc_err err;
 	int rc;
 	char *fail_text;	/* the failed command and its stderr */
 };
 
-static char *
-cmd_line(const struct plan_cmd *c)
-{
-	struct jc_buf b = { 0 };
-
-	for (size_t k = 0; k < c->argc; k++) {
-		buf_printf(&b, "%s%s", k ? " " : "", c->argv[k]);
-		if (k == 0 && strcmp(c->argv[0], "sudo") == 0)
-			buf_puts(&b, " -n");
-	}
-	return buf_steal(&b);
-}
+/* Shared by the phases of one apply_run(). */
+struct ap_apply {
+	struct ap_run run;
+	const struct plan *p;
+	struct ap_slot *sl;
+	struct apply_result *res;
+	char *dir;
+	json_t *meta;
+};
 
 static void
 trim(char *s)
@@ -968,104 +770,107 @@ word_ok(const char *w)
 	return jc_plain_word(w);
 }
 
-static void *
-slot_main(void *arg)
+static bool
+aborted(struct ap_run *run)
 {
-	struct ap_slot *sl = arg;
-	struct ap_run *run = sl->run;
-	double timeout = cmd_timeout(run->o);
+	bool stop;
 
-	if (sl->phase == 0) {
-		const struct jc_host *jh = sl->jh;
+	pthread_mutex_lock(&run->lock);
+	stop = run->abort;
+	pthread_mutex_unlock(&run->lock);
+	return stop;
+}
 
-		sl->rc = tr_connect(jh->name, jh->user, jh->port, &run->o->tr, &sl->s, &sl->err);
-		if (sl->rc == 0)
-			sl->rc = capture(sl->s, &sl->h, sl->h.facts, sl->h.nfacts, timeout, &sl->err);
-		return NULL;
-	}
-	if (sl->phase == 1) {
-		for (size_t c = 0; c < sl->ph->cmds.n; c++) {
-			const struct plan_cmd *pc = &sl->ph->cmds.v[c];
-			struct tr_result r = { 0 };
-			char *line;
-			bool stop;
+/* Phase 1 of a host: connect and capture its facts. */
+static void
+phase_capture(size_t i, void *arg)
+{
+	struct ap_apply *ap = arg;
+	struct ap_slot *sl = &ap->sl[i];
+	const struct jc_host *jh = sl->jh;
 
-			pthread_mutex_lock(&run->lock);
-			stop = run->abort;
-			pthread_mutex_unlock(&run->lock);
-			if (stop)
-				break;
-			for (size_t k = 0; k < pc->argc; k++)
-				if (!word_ok(pc->argv[k])) {
-					sl->rc = jc_fail(&sl->err, -EINVAL, "refusing to run a word that is not plain: %s",
-					    pc->argv[k]);
-					goto failed;
-				}
-			line = cmd_line(pc);
-			emit(run, APPLY_EV_RUN, sl->h.name, line, 0, NULL);
-			sl->rc = tr_run(sl->s, line, NULL, 0, timeout, 0, &r, &sl->err);
-			sl->res->ran++;
-			if (sl->rc != 0) {
-				sl->fail_text = xasprintf("%s: %s", line, sl->err.msg);
-				free(line);
-				goto failed;
-			}
-			if (r.status != 0) {
-				trim(r.err);
-				emit(run, pc->may_fail ? APPLY_EV_IGNORED : APPLY_EV_FAILED, sl->h.name,
-				    line, r.status, r.err);
-				if (!pc->may_fail) {
-					sl->fail_text = xasprintf("%s failed (exit %d)%s%s", line, r.status,
-					    *r.err ? ": " : "", r.err);
-					sl->rc = -EIO;
-					tr_result_clear(&r);
-					free(line);
-					goto failed;
-				}
-			}
-			tr_result_clear(&r);
-			free(line);
+	if (!sl->want)
+		return;
+	sl->rc = tp_connect(ap->run.tp, jh->name, jh->user, jh->port, &sl->s, &sl->err);
+	if (sl->rc == 0)
+		sl->rc = capture(sl->s, &sl->h, sl->h.facts, sl->h.nfacts, cmd_timeout(ap->run.o),
+		    &sl->err);
+}
+
+/* Run one setup command of a host; 0, or negative with fail_text set. */
+static int
+setup_cmd(struct ap_run *run, struct ap_slot *sl, const struct plan_cmd *pc)
+{
+	struct tr_result r = { 0 };
+	char *line;
+
+	for (size_t k = 0; k < pc->argc; k++)
+		if (!word_ok(pc->argv[k]))
+			return sl->rc = jc_fail(&sl->err, -EINVAL,
+			    "refusing to run a word that is not plain: %s", pc->argv[k]);
+	line = argv_line(pc->argv, pc->argc);
+	emit(run, APPLY_EV_RUN, sl->h.name, line, 0, NULL);
+	sl->rc = tp_run(sl->s, line, NULL, 0, cmd_timeout(run->o), 0, &r, &sl->err);
+	sl->res->ran++;
+	if (sl->rc != 0) {
+		sl->fail_text = xasprintf("%s: %s", line, sl->err.msg);
+	} else if (r.status != 0) {
+		trim(r.err);
+		emit(run, pc->may_fail ? APPLY_EV_IGNORED : APPLY_EV_FAILED, sl->h.name, line,
+		    r.status, r.err);
+		if (!pc->may_fail) {
+			sl->fail_text = xasprintf("%s failed (exit %d)%s%s", line, r.status,
+			    *r.err ? ": " : "", r.err);
+			sl->rc = -EIO;
 		}
-		return NULL;
-failed:
+	}
+	tr_result_clear(&r);
+	free(line);
+	return sl->rc;
+}
+
+/* Phase 2 of a host: its setup commands, until one fails or someone's does. */
+static void
+phase_setup(size_t i, void *arg)
+{
+	struct ap_apply *ap = arg;
+	struct ap_slot *sl = &ap->sl[i];
+	struct ap_run *run = &ap->run;
+
+	if (!sl->want)
+		return;
+	for (size_t c = 0; c < sl->ph->cmds.n && !aborted(run); c++) {
+		if (setup_cmd(run, sl, &sl->ph->cmds.v[c]) == 0)
+			continue;
 		pthread_mutex_lock(&run->lock);
 		run->abort = true;
 		pthread_mutex_unlock(&run->lock);
 		if (sl->fail_text == NULL)
 			sl->fail_text = xstrdup(sl->err.msg);
-		return NULL;
+		return;
 	}
-	{
-		size_t ran = 0;
-
-		sl->rc = restore_host(run, sl->s, &sl->h, &ran, &sl->err);
-	}
-	return NULL;
 }
 
-/* Run phase on every slot with want set, one thread each. */
+/* Phase 3 of a host: put it back to its saved facts. */
 static void
-run_phase(struct ap_slot *sl, size_t n, int phase, const bool *want)
+phase_rollback(size_t i, void *arg)
 {
-	pthread_t *th = xcalloc(n ? n : 1, sizeof(*th));
-	bool *started = xcalloc(n ? n : 1, sizeof(*started));
+	struct ap_apply *ap = arg;
+	struct ap_slot *sl = &ap->sl[i];
+	size_t ran = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!want[i])
-			continue;
-		sl[i].phase = phase;
-		sl[i].rc = 0;
-		memset(&sl[i].err, 0, sizeof(sl[i].err));
-		if (pthread_create(&th[i], NULL, slot_main, &sl[i]) == 0)
-			started[i] = true;
-		else
-			slot_main(&sl[i]);
+	if (sl->want)
+		sl->rc = restore_host(&ap->run, sl->s, &sl->h, &ran, &sl->err);
+}
+
+static void
+run_phase(struct ap_apply *ap, void (*fn)(size_t, void *))
+{
+	for (size_t i = 0; i < ap->p->n; i++) {
+		ap->sl[i].rc = 0;
+		memset(&ap->sl[i].err, 0, sizeof(ap->sl[i].err));
 	}
-	for (size_t i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(th);
-	free(started);
+	jc_parallel_for(ap->p->n, fn, ap);
 }
 
 static void
@@ -1075,7 +880,7 @@ host_from_plan(struct ap_host *h, const struct plan_host *ph, const struct jc_ho
 	h->target = xstrdup(jh->target ? jh->target : jh->name);
 	h->user = xstrdup(jh->user);
 	h->port = jh->port;
-	h->os = ph->os;
+	h->plat = ph->plat;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		strv_push(&h->ifaces, ph->addrs[a].iface);
 		strv_push(&h->ips, ph->addrs[a].ip);
@@ -1090,166 +895,211 @@ host_from_plan(struct ap_host *h, const struct plan_host *ph, const struct jc_ho
 	h->nfacts = ph->nfacts;
 }
 
+/* Fill the slots; returns how many hosts have commands to run. */
+static size_t
+slots_init(struct ap_apply *ap, const struct graph *g)
+{
+	const struct plan *p = ap->p;
+	size_t nactive = 0;
+
+	ap->res->n = p->n;
+	ap->res->hosts = xcalloc(p->n ? p->n : 1, sizeof(*ap->res->hosts));
+	for (size_t i = 0; i < p->n; i++) {
+		struct ap_slot *sl = &ap->sl[i];
+
+		sl->run = &ap->run;
+		sl->ph = &p->hosts[i];
+		sl->jh = &g->hosts[p->hosts[i].host];
+		sl->res = &ap->res->hosts[i];
+		sl->res->name = sl->jh->name;
+		if (p->hosts[i].applied || p->hosts[i].cmds.n == 0) {
+			sl->res->status = APPLY_HOST_UNCHANGED;
+			continue;
+		}
+		host_from_plan(&sl->h, sl->ph, sl->jh);
+		sl->active = sl->want = true;
+		nactive++;
+	}
+	return nactive;
+}
+
+/* After the capture: any host unreachable or unreadable stops everything. */
+static int
+capture_errors(struct ap_apply *ap, struct jc_err *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < ap->p->n; i++) {
+		struct ap_slot *sl = &ap->sl[i];
+
+		if (!sl->want || sl->rc == 0)
+			continue;
+		sl->res->status = APPLY_HOST_ERROR;
+		sl->res->error = xstrdup(sl->err.msg);
+		if (rc == 0)
+			rc = jc_fail(err, sl->rc, "%s: %s; nothing was changed on any host",
+			    sl->h.name, sl->err.msg);
+	}
+	return rc;
+}
+
+/* Save every active host's state and last-setup.json ("in-progress"). */
+static int
+save_states(struct ap_apply *ap, struct jc_err *err)
+{
+	json_t *hosts = json_array();
+	char when[32], *hd = xasprintf("%s/hosts", ap->dir);
+	int rc;
+
+	if ((rc = mkdir_p(ap->dir, err)) == 0)
+		rc = mkdir_p(hd, err);
+	free(hd);
+	now_text(when);
+	ap->meta = json_object();
+	json_object_set_new(ap->meta, "version", json_integer(STATE_VERSION));
+	json_object_set_new(ap->meta, "program", json_string(JC_PROG " " PACKAGE_VERSION));
+	json_object_set_new(ap->meta, "started", json_string(when));
+	json_object_set_new(ap->meta, "status", json_string("in-progress"));
+	for (size_t i = 0; i < ap->p->n && rc == 0; i++) {
+		struct ap_slot *sl = &ap->sl[i];
+		char *file, *path;
+		json_t *hj;
+
+		if (!sl->want)
+			continue;
+		file = host_file(i, sl->h.name);
+		path = xasprintf("%s/%s", ap->dir, file);
+		hj = host_json(&sl->h);
+		rc = write_json_atomic(path, hj, err);
+		json_decref(hj);
+		json_array_append_new(hosts, json_pack("{s:s, s:s, s:b}", "host", sl->h.name,
+		    "file", file, "restored", 0));
+		free(file);
+		free(path);
+	}
+	if (rc == 0)
+		carry_over(ap->dir, ap->p, ap->res, hosts);
+	json_object_set_new(ap->meta, "hosts", hosts);
+	if (rc == 0)
+		rc = save_last(ap->dir, ap->meta, err);
+	if (rc != 0) {
+		char *why = xstrdup(err->msg);
+
+		rc = jc_fail(err, rc, "%s; nothing was changed on any host", why);
+		free(why);
+	}
+	return rc;
+}
+
+/* After the setup: each host's outcome; the index of the first failed, or -1. */
+static long
+setup_outcome(struct ap_apply *ap)
+{
+	long failed = -1;
+
+	for (size_t i = 0; i < ap->p->n; i++) {
+		struct ap_slot *sl = &ap->sl[i];
+
+		if (!sl->want)
+			continue;
+		if (sl->fail_text != NULL) {
+			sl->res->status = APPLY_HOST_FAILED;
+			sl->res->error = xstrdup(sl->fail_text);
+			if (failed < 0)
+				failed = (long)i;
+		} else if (sl->res->ran == sl->ph->cmds.n) {
+			sl->res->status = APPLY_HOST_DONE;
+		}
+	}
+	return failed;
+}
+
+/* Put back every host that ran something; the error names the failure. */
+static int
+rollback(struct ap_apply *ap, long failed, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+	bool all = true;
+	int rc;
+
+	for (size_t i = 0; i < ap->p->n; i++)
+		ap->sl[i].want = ap->sl[i].active && ap->res->hosts[i].ran > 0;
+	run_phase(ap, phase_rollback);
+	for (size_t i = 0; i < ap->p->n; i++) {
+		struct ap_slot *sl = &ap->sl[i];
+
+		if (!sl->want)
+			continue;
+		if (sl->rc == 0) {
+			sl->res->undone = true;
+			if (sl->res->status != APPLY_HOST_FAILED)
+				sl->res->status = APPLY_HOST_ROLLED_BACK;
+			continue;
+		}
+		all = false;
+		sl->res->status = APPLY_HOST_ROLLBACK_FAILED;
+		free(sl->res->error);
+		sl->res->error = xstrdup(sl->err.msg);
+		buf_printf(&b, "; %s could not be put back: %s", sl->h.name, sl->err.msg);
+	}
+	json_object_set_new(ap->meta, "status", json_string(all ? "rolled-back" : "rollback-failed"));
+	save_last(ap->dir, ap->meta, NULL);
+	rc = jc_fail(err, -EIO, "%s: %s; %s%s", ap->sl[failed].h.name, ap->sl[failed].fail_text,
+	    all ? "every host was put back as it was" : "rollback incomplete", b.data ? b.data : "");
+	buf_free(&b);
+	return rc;
+}
+
+static struct jc_transport *
+transport_of(const struct apply_opts *o, struct jc_transport **own)
+{
+	*own = NULL;
+	if (o->transport != NULL)
+		return o->transport;
+	return *own = transport_ssh_new(&o->tr);
+}
+
 int
 apply_run(const struct plan *p, const struct graph *g, const struct apply_opts *o,
     struct apply_result *res, struct jc_err *err)
 {
-	struct ap_run run = { .o = o };
-	struct ap_slot *sl = xcalloc(p->n ? p->n : 1, sizeof(*sl));
-	bool *want = xcalloc(p->n ? p->n : 1, sizeof(*want));
-	char *dir = apply_state_dir(o);
-	json_t *meta = NULL;
-	size_t nactive = 0;
-	long failed = -1;
+	struct ap_apply ap = { .run = { .o = o }, .p = p, .res = res };
+	struct jc_transport *own;
+	long failed;
 	int rc = 0;
 
-	pthread_mutex_init(&run.lock, NULL);
 	memset(res, 0, sizeof(*res));
-	res->n = p->n;
-	res->hosts = xcalloc(p->n ? p->n : 1, sizeof(*res->hosts));
-	for (size_t i = 0; i < p->n; i++) {
-		sl[i].run = &run;
-		sl[i].ph = &p->hosts[i];
-		sl[i].jh = &g->hosts[p->hosts[i].host];
-		sl[i].res = &res->hosts[i];
-		res->hosts[i].name = sl[i].jh->name;
-		if (p->hosts[i].applied || p->hosts[i].cmds.n == 0) {
-			res->hosts[i].status = APPLY_HOST_UNCHANGED;
-			continue;
-		}
-		host_from_plan(&sl[i].h, sl[i].ph, sl[i].jh);
-		sl[i].active = want[i] = true;
-		nactive++;
-	}
-	if (nactive == 0)
+	pthread_mutex_init(&ap.run.lock, NULL);
+	ap.run.tp = transport_of(o, &own);
+	ap.sl = xcalloc(p->n ? p->n : 1, sizeof(*ap.sl));
+	ap.dir = apply_state_dir(o);
+	if (slots_init(&ap, g) == 0)
 		goto out;
-
 	/* 1. every host's prior state, saved before anything changes */
-	run_phase(sl, p->n, 0, want);
-	for (size_t i = 0; i < p->n; i++) {
-		if (!want[i] || sl[i].rc == 0)
-			continue;
-		res->hosts[i].status = APPLY_HOST_ERROR;
-		res->hosts[i].error = xstrdup(sl[i].err.msg);
-		if (rc == 0)
-			rc = jc_fail(err, sl[i].rc, "%s: %s; nothing was changed on any host",
-			    sl[i].h.name, sl[i].err.msg);
-	}
-	if (rc != 0)
+	run_phase(&ap, phase_capture);
+	if ((rc = capture_errors(&ap, err)) != 0 || (rc = save_states(&ap, err)) != 0)
 		goto out;
-	if ((rc = mkdir_p(dir, err)) != 0)
-		goto out;
-	{
-		char *hd = xasprintf("%s/hosts", dir);
-
-		rc = mkdir_p(hd, err);
-		free(hd);
-		if (rc != 0)
-			goto out;
-	}
-	{
-		json_t *hosts = json_array();
-		char when[32];
-
-		now_text(when);
-		meta = json_object();
-		json_object_set_new(meta, "version", json_integer(STATE_VERSION));
-		json_object_set_new(meta, "program", json_string(JC_PROG " " PACKAGE_VERSION));
-		json_object_set_new(meta, "started", json_string(when));
-		json_object_set_new(meta, "status", json_string("in-progress"));
-		for (size_t i = 0; i < p->n && rc == 0; i++) {
-			char *file, *path;
-			json_t *hj;
-
-			if (!want[i])
-				continue;
-			file = host_file(i, sl[i].h.name);
-			path = xasprintf("%s/%s", dir, file);
-			hj = host_json(&sl[i].h);
-			rc = write_json_atomic(path, hj, err);
-			json_decref(hj);
-			json_array_append_new(hosts, json_pack("{s:s, s:s, s:b}", "host", sl[i].h.name,
-			    "file", file, "restored", 0));
-			free(file);
-			free(path);
-		}
-		if (rc == 0)
-			carry_over(dir, p, res, hosts);
-		json_object_set_new(meta, "hosts", hosts);
-		if (rc == 0)
-			rc = save_last(dir, meta, err);
-		if (rc != 0) {
-			char *why = xstrdup(err->msg);
-
-			rc = jc_fail(err, rc, "%s; nothing was changed on any host", why);
-			free(why);
-			goto out;
-		}
-	}
-
 	/* 2. the setup, everyone at once, stopping at the first failure */
-	run_phase(sl, p->n, 1, want);
-	for (size_t i = 0; i < p->n; i++) {
-		if (!want[i])
-			continue;
-		if (sl[i].fail_text != NULL) {
-			res->hosts[i].status = APPLY_HOST_FAILED;
-			res->hosts[i].error = xstrdup(sl[i].fail_text);
-			if (failed < 0)
-				failed = (long)i;
-		} else if (res->hosts[i].ran == sl[i].ph->cmds.n) {
-			res->hosts[i].status = APPLY_HOST_DONE;
-		}
-	}
-	if (failed < 0) {
+	run_phase(&ap, phase_setup);
+	if ((failed = setup_outcome(&ap)) < 0) {
 		res->changed = true;
-		json_object_set_new(meta, "status", json_string("applied"));
-		rc = save_last(dir, meta, err);
+		json_object_set_new(ap.meta, "status", json_string("applied"));
+		rc = save_last(ap.dir, ap.meta, err);
 		goto out;
 	}
-
 	/* 3. put back every host that ran something */
-	for (size_t i = 0; i < p->n; i++)
-		want[i] = sl[i].active && res->hosts[i].ran > 0;
-	run_phase(sl, p->n, 2, want);
-	{
-		bool all = true;
-		struct jc_buf b = { 0 };
-
-		for (size_t i = 0; i < p->n; i++) {
-			if (!want[i])
-				continue;
-			if (sl[i].rc == 0) {
-				res->hosts[i].undone = true;
-				if (res->hosts[i].status != APPLY_HOST_FAILED)
-					res->hosts[i].status = APPLY_HOST_ROLLED_BACK;
-			} else {
-				all = false;
-				res->hosts[i].status = APPLY_HOST_ROLLBACK_FAILED;
-				free(res->hosts[i].error);
-				res->hosts[i].error = xstrdup(sl[i].err.msg);
-				buf_printf(&b, "; %s could not be put back: %s", sl[i].h.name,
-				    sl[i].err.msg);
-			}
-		}
-		json_object_set_new(meta, "status", json_string(all ? "rolled-back" : "rollback-failed"));
-		save_last(dir, meta, NULL);
-		rc = jc_fail(err, -EIO, "%s: %s; %s%s", sl[failed].h.name, sl[failed].fail_text,
-		    all ? "every host was put back as it was" : "rollback incomplete",
-		    b.data ? b.data : "");
-		buf_free(&b);
-	}
+	rc = rollback(&ap, failed, err);
 out:
 	for (size_t i = 0; i < p->n; i++) {
-		tr_close(sl[i].s);
-		ap_host_clear(&sl[i].h);
-		free(sl[i].fail_text);
+		tp_close(ap.sl[i].s);
+		ap_host_clear(&ap.sl[i].h);
+		free(ap.sl[i].fail_text);
 	}
-	json_decref(meta);
-	pthread_mutex_destroy(&run.lock);
-	free(sl);
-	free(want);
-	free(dir);
+	json_decref(ap.meta);
+	pthread_mutex_destroy(&ap.run.lock);
+	transport_free(own);
+	free(ap.sl);
+	free(ap.dir);
 	return rc;
 }
 
@@ -1265,24 +1115,147 @@ apply_result_clear(struct apply_result *res)
 /* ---- restore ---- */
 
 struct rs_slot {
-	struct ap_run *run;
 	struct ap_host h;
 	size_t ran;
 	int rc;
 	struct jc_err err;
 };
 
-static void *
-rs_main(void *arg)
-{
-	struct rs_slot *sl = arg;
-	struct tr_session *s = NULL;
+struct ap_restore {
+	struct ap_run run;
+	struct rs_slot *sl;
+	size_t ns;
+};
 
-	sl->rc = tr_connect(sl->h.name, sl->h.user, sl->h.port, &sl->run->o->tr, &s, &sl->err);
+static void
+rs_host(size_t i, void *arg)
+{
+	struct ap_restore *rs = arg;
+	struct rs_slot *sl = &rs->sl[i];
+	struct jc_conn *s = NULL;
+
+	sl->rc = tp_connect(rs->run.tp, sl->h.name, sl->h.user, sl->h.port, &s, &sl->err);
 	if (sl->rc == 0)
-		sl->rc = restore_host(sl->run, s, &sl->h, &sl->ran, &sl->err);
-	tr_close(s);
-	return NULL;
+		sl->rc = restore_host(&rs->run, s, &sl->h, &sl->ran, &sl->err);
+	tp_close(s);
+}
+
+/*
+ * last-setup.json of dir: NULL with *why set when there is nothing to
+ * restore, NULL with err filled (*rc) when it is not a saved setup.
+ */
+static json_t *
+load_last(const char *path, const char **why, int *rc, struct jc_err *err)
+{
+	json_error_t je;
+	json_t *meta;
+	const char *status;
+
+	if (access(path, F_OK) != 0) {
+		*why = "no setup was saved";
+		return NULL;
+	}
+	meta = json_load_file(path, 0, &je);
+	status = jget_str(meta, "status");
+	if (meta == NULL || !json_is_array(json_object_get(meta, "hosts")) || status == NULL) {
+		*rc = jc_fail(err, -EINVAL, "%s: not a saved setup%s%s", path, meta ? "" : ": ",
+		    meta ? "" : je.text);
+		json_decref(meta);
+		return NULL;
+	}
+	if (strcmp(status, "rolled-back") == 0 || strcmp(status, "restored") == 0) {
+		*why = strcmp(status, "restored") == 0 ? "the last setup was already restored" :
+		    "the last setup failed and was rolled back";
+		json_decref(meta);
+		return NULL;
+	}
+	return meta;
+}
+
+static bool
+named(const char *name, const char *const *only, size_t nonly)
+{
+	for (size_t k = 0; k < nonly; k++)
+		if (name != NULL && strcmp(name, only[k]) == 0)
+			return true;
+	return false;
+}
+
+/* Every name of only must be a saved host. */
+static int
+check_only(json_t *hosts, const char *dir, const char *const *only, size_t nonly,
+    struct jc_err *err)
+{
+	for (size_t k = 0; k < nonly; k++) {
+		bool found = false;
+		size_t i;
+		json_t *v;
+
+		json_array_foreach(hosts, i, v)
+			if (jget_str(v, "host") && strcmp(jget_str(v, "host"), only[k]) == 0)
+				found = true;
+		if (!found)
+			return jc_fail(err, -ENOENT, "%s: no saved state in %s", only[k], dir);
+	}
+	return 0;
+}
+
+/* Load the saved state of every host to restore into rs->sl. */
+static int
+load_saved_hosts(struct ap_restore *rs, json_t *hosts, const char *dir, const char *path,
+    const char *const *only, size_t nonly, struct jc_err *err)
+{
+	json_error_t je;
+	size_t i;
+	json_t *v;
+	int rc = 0;
+
+	rs->sl = xcalloc(json_array_size(hosts) + 1, sizeof(*rs->sl));
+	json_array_foreach(hosts, i, v) {
+		const char *name = jget_str(v, "host"), *file = jget_str(v, "file");
+		char *hp;
+		json_t *hj;
+
+		if ((nonly > 0 && !named(name, only, nonly)) ||
+		    json_is_true(json_object_get(v, "restored")))
+			continue;
+		if (name == NULL || file == NULL || strncmp(file, "hosts/", 6) != 0 ||
+		    strstr(file, "..") != NULL || strchr(file + 6, '/') != NULL)
+			return jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
+		hp = xasprintf("%s/%s", dir, file);
+		hj = json_load_file(hp, 0, &je);
+		if (hj == NULL)
+			rc = jc_fail(err, -EINVAL, "%s: %s", hp, je.text);
+		else
+			rc = host_from_json(hj, hp, &rs->sl[rs->ns].h, err);
+		json_decref(hj);
+		free(hp);
+		rs->ns++;
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Mark the hosts that are back; the setup is restored when every host is. */
+static void
+mark_restored(const struct ap_restore *rs, json_t *meta, const char *dir)
+{
+	bool all = true;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(meta, "hosts"), i, v) {
+		for (size_t k = 0; k < rs->ns; k++)
+			if (rs->sl[k].rc == 0 && jget_str(v, "host") != NULL &&
+			    strcmp(jget_str(v, "host"), rs->sl[k].h.name) == 0)
+				json_object_set_new(v, "restored", json_true());
+		if (!json_is_true(json_object_get(v, "restored")))
+			all = false;
+	}
+	if (all)
+		json_object_set_new(meta, "status", json_string("restored"));
+	save_last(dir, meta, NULL);
 }
 
 int
@@ -1290,128 +1263,43 @@ apply_restore(const struct apply_opts *o, const char *const *only, size_t nonly,
     struct apply_restored **out, size_t *n, const char **why, struct jc_err *err)
 {
 	char *dir = apply_state_dir(o), *path = xasprintf("%s/%s", dir, LAST_SETUP);
-	struct ap_run run = { .o = o };
-	struct rs_slot *sl = NULL;
-	pthread_t *th = NULL;
-	bool *started = NULL;
-	json_t *meta, *hosts, *v;
-	json_error_t je;
-	const char *status;
-	size_t ns = 0, i;
+	struct ap_restore rs = { .run = { .o = o } };
+	struct jc_transport *own = NULL;
+	json_t *meta;
 	int rc = 0;
 
 	*out = NULL;
 	*n = 0;
 	*why = NULL;
-	pthread_mutex_init(&run.lock, NULL);
-	if (access(path, F_OK) != 0) {
-		*why = "no setup was saved";
+	pthread_mutex_init(&rs.run.lock, NULL);
+	if ((meta = load_last(path, why, &rc, err)) == NULL)
 		goto done;
-	}
-	meta = json_load_file(path, 0, &je);
-	hosts = json_object_get(meta, "hosts");
-	status = jget_str(meta, "status");
-	if (meta == NULL || !json_is_array(hosts) || status == NULL) {
-		rc = jc_fail(err, -EINVAL, "%s: not a saved setup%s%s", path, meta ? "" : ": ",
-		    meta ? "" : je.text);
-		json_decref(meta);
-		goto done;
-	}
-	if (strcmp(status, "rolled-back") == 0 || strcmp(status, "restored") == 0) {
-		*why = strcmp(status, "restored") == 0 ? "the last setup was already restored" :
-		    "the last setup failed and was rolled back";
-		json_decref(meta);
-		goto done;
-	}
-	for (size_t k = 0; k < nonly; k++) {
-		bool found = false;
-
-		json_array_foreach(hosts, i, v)
-			if (jget_str(v, "host") && strcmp(jget_str(v, "host"), only[k]) == 0)
-				found = true;
-		if (!found) {
-			rc = jc_fail(err, -ENOENT, "%s: no saved state in %s", only[k], dir);
-			json_decref(meta);
-			goto done;
-		}
-	}
-	sl = xcalloc(json_array_size(hosts) + 1, sizeof(*sl));
-	json_array_foreach(hosts, i, v) {
-		const char *name = jget_str(v, "host"), *file = jget_str(v, "file");
-		char *hp;
-		json_t *hj;
-		bool want = nonly == 0;
-
-		for (size_t k = 0; k < nonly; k++)
-			if (name && strcmp(name, only[k]) == 0)
-				want = true;
-		if (!want || json_is_true(json_object_get(v, "restored")))
-			continue;
-		if (name == NULL || file == NULL || strncmp(file, "hosts/", 6) != 0 ||
-		    strstr(file, "..") != NULL || strchr(file + 6, '/') != NULL) {
-			rc = jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
-			break;
-		}
-		hp = xasprintf("%s/%s", dir, file);
-		hj = json_load_file(hp, 0, &je);
-		if (hj == NULL)
-			rc = jc_fail(err, -EINVAL, "%s: %s", hp, je.text);
-		else
-			rc = host_from_json(hj, hp, &sl[ns].h, err);
-		json_decref(hj);
-		free(hp);
-		sl[ns].run = &run;
-		ns++;
-		if (rc != 0)
-			break;
-	}
-	if (rc == 0 && ns == 0)
+	if ((rc = check_only(json_object_get(meta, "hosts"), dir, only, nonly, err)) == 0)
+		rc = load_saved_hosts(&rs, json_object_get(meta, "hosts"), dir, path, only, nonly,
+		    err);
+	if (rc == 0 && rs.ns == 0)
 		*why = "every host of the last setup was already restored";
-	if (rc == 0 && ns > 0) {
-		th = xcalloc(ns, sizeof(*th));
-		started = xcalloc(ns, sizeof(*started));
-		for (size_t k = 0; k < ns; k++)
-			started[k] = pthread_create(&th[k], NULL, rs_main, &sl[k]) == 0;
-		for (size_t k = 0; k < ns; k++) {
-			if (started[k])
-				pthread_join(th[k], NULL);
-			else
-				rs_main(&sl[k]);
+	if (rc == 0 && rs.ns > 0) {
+		rs.run.tp = transport_of(o, &own);
+		jc_parallel_for(rs.ns, rs_host, &rs);
+		*out = xcalloc(rs.ns, sizeof(**out));
+		*n = rs.ns;
+		for (size_t k = 0; k < rs.ns; k++) {
+			(*out)[k].name = xstrdup(rs.sl[k].h.name);
+			(*out)[k].ran = rs.sl[k].ran;
+			(*out)[k].error = rs.sl[k].rc == 0 ? NULL : xstrdup(rs.sl[k].err.msg);
 		}
-		*out = xcalloc(ns, sizeof(**out));
-		*n = ns;
-		for (size_t k = 0; k < ns; k++) {
-			(*out)[k].name = xstrdup(sl[k].h.name);
-			(*out)[k].ran = sl[k].ran;
-			(*out)[k].error = sl[k].rc == 0 ? NULL : xstrdup(sl[k].err.msg);
-		}
-		/* mark what is back; the setup is restored when every host is */
-		{
-			bool all = true;
-
-			json_array_foreach(hosts, i, v) {
-				for (size_t k = 0; k < ns; k++)
-					if (sl[k].rc == 0 && jget_str(v, "host") != NULL &&
-					    strcmp(jget_str(v, "host"), sl[k].h.name) == 0)
-						json_object_set_new(v, "restored", json_true());
-				if (!json_is_true(json_object_get(v, "restored")))
-					all = false;
-			}
-			if (all)
-				json_object_set_new(meta, "status", json_string("restored"));
-			save_last(dir, meta, NULL);
-		}
+		mark_restored(&rs, meta, dir);
 	}
 	json_decref(meta);
-	for (size_t k = 0; k < ns; k++)
-		ap_host_clear(&sl[k].h);
+	for (size_t k = 0; k < rs.ns; k++)
+		ap_host_clear(&rs.sl[k].h);
 done:
-	free(sl);
-	free(th);
-	free(started);
+	transport_free(own);
+	free(rs.sl);
 	free(path);
 	free(dir);
-	pthread_mutex_destroy(&run.lock);
+	pthread_mutex_destroy(&rs.run.lock);
 	return rc;
 }
 
@@ -1457,7 +1345,7 @@ apply_state_diff(const char *saved, size_t slen, const char *cur, size_t clen,
 		now[i].out = xstrdup(f->out);
 		now[i].lstatus = f->lstatus;
 		now[i].lout = xstrdup(f->lout);
-		fact_parse(&now[i], hs.os);
+		fact_parse(&now[i], hs.plat);
 	}
 	rc = (int)restore_cmds(&hs, now, hs.nfacts, &c);
 	for (size_t i = 0; i < c.n; i++)

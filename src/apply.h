@@ -36,6 +36,7 @@ struct apply_event {
 
 struct apply_opts {
 	struct tr_opts tr;
+	struct jc_transport *transport;	/* NULL: ssh with tr */
 	double command_timeout;	/* per command, seconds (<= 0: 60) */
 	const char *state_dir;	/* NULL: $HOME/.cache/jaccl-config */
 	/* Called from the host threads, never two at a time. May be NULL. */

@@ -259,22 +259,11 @@ make_dir(const char *path, struct jc_err *err)
 	return jc_fail(err, -errno, "%s: cannot create folder: %s", path, strerror(errno));
 }
 
+/* Write a file whole or not at all (a temporary, fsynced and renamed). */
 static int
 write_file(const char *path, const char *data, size_t len, struct jc_err *err)
 {
-	FILE *f = fopen(path, "wb");
-
-	if (f == NULL)
-		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
-	if ((len > 0 && fwrite(data, 1, len, f) != len) || fflush(f) != 0) {
-		int e = errno;
-
-		fclose(f);
-		return jc_fail(err, -e, "%s: write failed: %s", path, strerror(e));
-	}
-	if (fclose(f) != 0)
-		return jc_fail(err, -errno, "%s: write failed: %s", path, strerror(errno));
-	return 0;
+	return jc_write_atomic(path, data, len, 0644, err);
 }
 
 int

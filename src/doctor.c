@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "hostfile_check.h"
+#include "hostfile_read.h"
 #include "doctor.h"
+#include "platform.h"
 
 const char *
 doctor_status_name(enum doctor_status s)
@@ -294,7 +296,7 @@ chk_rdma_enabled(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (!probed(h) || h->os != JC_OS_MACOS)
+		if (!probed(h) || !(platform_caps(h) & JC_PLAT_RDMA_CTL))
 			continue;
 		if (h->rdma_enabled == JC_NO)
 			doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, recovery,
@@ -333,7 +335,7 @@ chk_port_state(const struct doctor_input *in, struct doctor_report *r)
 			const struct jc_port *p = &h->ports[e->port];
 			char *what;
 
-			if (h->os != JC_OS_MACOS || h->rdma_enabled == JC_NO ||
+			if (!(platform_caps(h) & JC_PLAT_RDMA_CTL) || h->rdma_enabled == JC_NO ||
 			    (h->rdma_listed == JC_YES && h->nrdma == 0))
 				continue;	/* rdma-enabled says it */
 			if (e->rdma_present == JC_NO) {
@@ -541,7 +543,7 @@ chk_os_version(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (!probed(h) || h->os != JC_OS_MACOS)
+		if (!probed(h) || !(platform_caps(h) & JC_PLAT_SAME_OS))
 			continue;
 		if (h->os_version == NULL) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
@@ -973,4 +975,131 @@ doctor_report_free(struct doctor_report *r)
 	free(r->v);
 	free(r->results);
 	free(r);
+}
+
+/* ---- the coordinator probe ---- */
+
+#define COORD_MARK "JC-CONNECT-OK"
+
+static const struct {
+	const char *name;
+	const char *text;	/* as strerror words appear in bash / nc messages */
+} coord_errs[] = {
+	{ "ECONNREFUSED", "refused" },
+	{ "ETIMEDOUT", "timed out" },
+	{ "EHOSTUNREACH", "No route to host" },
+	{ "ENETUNREACH", "Network is unreachable" },
+	{ "EHOSTDOWN", "Host is down" },
+	{ "EADDRNOTAVAIL", "assign requested address" },
+	{ "EPERM", "not permitted" },
+	{ "EACCES", "Permission denied" },
+};
+
+struct coord_run {
+	struct jc_transport *tp;
+	const struct jc_host *hosts;
+	const char *cmd;
+	double timeout;
+	struct doctor_coord *out;
+};
+
+/* The remote output's last line, trimmed (what bash or nc said). */
+static char *
+last_line(const char *s)
+{
+	const char *e = s + strlen(s), *b;
+	char *line, *p;
+
+	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+		e--;
+	b = e;
+	while (b > s && b[-1] != '\n')
+		b--;
+	line = xstrndup(b, (size_t)(e - b));
+	p = hostfile_printable(line, 200);
+	free(line);
+	return p;
+}
+
+/* What a finished connection attempt printed. */
+static void
+coord_judge(struct doctor_coord *out, const struct tr_result *res)
+{
+	char *all;
+
+	if (strstr(res->out, COORD_MARK) != NULL) {
+		out->status = DOCTOR_OK;
+		out->listening = true;
+		return;
+	}
+	all = xasprintf("%s%s", res->out, res->err);
+	out->status = DOCTOR_ERROR;
+	out->detail = last_line(all);
+	for (size_t k = 0; k < JC_ARRAY_LEN(coord_errs); k++)
+		if (strstr(all, coord_errs[k].text) != NULL) {
+			out->err_name = coord_errs[k].name;
+			break;
+		}
+	if (out->err_name != NULL && strcmp(out->err_name, "ECONNREFUSED") == 0)
+		out->status = DOCTOR_OK;	/* answered: reachable */
+	else if (out->err_name == NULL && res->status == 127)
+		out->status = DOCTOR_UNKNOWN;
+	free(all);
+}
+
+static void
+coord_host(size_t i, void *arg)
+{
+	struct coord_run *cr = arg;
+	const struct jc_host *h = &cr->hosts[i];
+	struct doctor_coord *out = &cr->out[i];
+	struct jc_conn *s = NULL;
+	struct tr_result res = { 0 };
+	struct jc_err err = { 0 };
+	int r;
+
+	out->status = DOCTOR_UNKNOWN;
+	if (!h->reachable || h->error != NULL)
+		return;
+	if (tp_connect(cr->tp, h->name, h->user, h->port, &s, &err) != 0) {
+		out->detail = xstrdup(err.msg);
+		return;
+	}
+	r = tp_run(s, cr->cmd, NULL, 0, cr->timeout, 64 * 1024, &res, &err);
+	if (r == TR_ETIMEOUT) {
+		out->status = DOCTOR_ERROR;
+		out->err_name = "ETIMEDOUT";
+		out->detail = xasprintf("no answer within %.0f s", cr->timeout);
+	} else if (r != 0) {
+		out->detail = xstrdup(err.msg);
+	} else {
+		coord_judge(out, &res);
+	}
+	tr_result_clear(&res);
+	tp_close(s);
+}
+
+struct doctor_coord *
+doctor_coord_probe(struct jc_transport *tp, const struct jc_host *hosts, size_t n,
+    const char *addr, long port, double timeout)
+{
+	struct coord_run cr = { .tp = tp, .hosts = hosts, .timeout = timeout };
+
+	cr.out = xcalloc(n ? n : 1, sizeof(*cr.out));
+	/* addr and port were validated (IPv4 literal / DNS name, number) */
+	cr.cmd = xasprintf("exec 2>&1; if [ -x /bin/bash ]; then "
+	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$1/$2\"' connect %s %ld && echo " COORD_MARK "; "
+	    "else nc -z -v -w %d %s %ld && echo " COORD_MARK "; fi", addr, port,
+	    (int)timeout, addr, port);
+	jc_parallel_for(n, coord_host, &cr);
+	free((char *)cr.cmd);
+	return cr.out;
+}
+
+void
+doctor_coord_free(struct doctor_coord *c, size_t n)
+{
+	for (size_t i = 0; c != NULL && i < n; i++)
+		free(c[i].detail);
+	free(c);
 }

@@ -3,9 +3,9 @@
  * The doctor's checks: every known cause of a broken Thunderbolt/RDMA
  * cluster, looked for in the inventory of a probe (live or replayed), the
  * cable graph, and optionally the hostfile in use and an expected cabling.
- * Pure: the checks read their input and return findings; the one check that
- * needs the network (coordinator reachability) gets its measurements from
- * the caller. Each check is a table entry {name, severity, function}; each
+ * The checks are pure: they read their input and return findings; the one
+ * check that needs the network (coordinator reachability) gets its
+ * measurements from doctor_coord_probe(), which runs over the transport ops. Each check is a table entry {name, severity, function}; each
  * finding has a status, the hosts and ports involved, a message and a
  * remedy. The check names are listed in the man page (DOCTOR CHECKS).
  */
@@ -16,6 +16,7 @@
 
 #include "expected_cabling.h"
 #include "graph.h"
+#include "transport.h"
 
 /* Ordered: a check's status is the worst of its findings. */
 enum doctor_status {
@@ -28,13 +29,30 @@ enum doctor_status {
 /* "ok", "unknown", "warning", "error". */
 const char *doctor_status_name(enum doctor_status s);
 
-/* What the coordinator probe of one host found (filled by the caller). */
+/* What the coordinator probe of one host found (doctor_coord_probe()). */
 struct doctor_coord {
 	enum doctor_status status;	/* OK reachable, ERROR not, UNKNOWN not run */
 	const char *err_name;	/* "ECONNREFUSED", "ETIMEDOUT" ... or NULL */
 	char *detail;		/* what the remote side said, owned, or NULL */
 	bool listening;		/* the connection was accepted */
 };
+
+/*
+ * Test from every probed host (reachable, no error) that addr:port can be
+ * reached, over tp, all hosts at once, each bounded by timeout seconds.
+ * Nothing listens on the coordinator port while no job runs, so "connection
+ * refused" counts as reachable (the host answered, the path works, the port
+ * is free); an accepted connection is reachable too (listening set).
+ * Unreachable (ERROR) means a timeout, "no route to host", "network is
+ * unreachable" or a permission error, with err_name set. The connection is
+ * made by /bin/bash's /dev/tcp on each host (nc -z where bash is missing).
+ * A host that was not probed, cannot be connected to or has neither tool
+ * is UNKNOWN. Returns n results; free with doctor_coord_free().
+ */
+struct doctor_coord *doctor_coord_probe(struct jc_transport *tp, const struct jc_host *hosts,
+    size_t n, const char *addr, long port, double timeout);
+
+void doctor_coord_free(struct doctor_coord *c, size_t n);
 
 struct doctor_input {
 	const struct jc_host *hosts;	/* probed hosts (error set when not probed) */

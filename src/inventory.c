@@ -89,9 +89,7 @@ iface_json(const struct jc_iface *f)
 json_t *
 inventory_host_to_json(const struct jc_host *h)
 {
-	static const char *const os_names[] = {
-		[JC_OS_UNKNOWN] = NULL, [JC_OS_MACOS] = "macos", [JC_OS_LINUX] = "linux",
-	};
+	const struct jc_platform_ops *plat = platform_of(h);
 	json_t *o = json_object(), *a;
 
 	json_object_set_new(o, "name", str_or_null(h->name));
@@ -100,8 +98,7 @@ inventory_host_to_json(const struct jc_host *h)
 	json_object_set_new(o, "port", h->port > 0 ? json_integer(h->port) : json_null());
 	json_object_set_new(o, "reachable", json_boolean(h->reachable));
 	json_object_set_new(o, "error", str_or_null(h->error));
-	json_object_set_new(o, "os", str_or_null(h->os >= JC_OS_UNKNOWN &&
-	    h->os <= JC_OS_LINUX ? os_names[h->os] : NULL));
+	json_object_set_new(o, "os", str_or_null(plat != NULL ? plat->name : NULL));
 	json_object_set_new(o, "hostname", str_or_null(h->hostname));
 	json_object_set_new(o, "model", str_or_null(h->model));
 	json_object_set_new(o, "os_version", str_or_null(h->os_version));

@@ -8,14 +8,12 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
 
 static const char BRIDGE[] = "bridge0";
-static const char NETMASK30[] = "255.255.255.252";
 
 int
 plan_cable_ip(size_t k, int end, char out[16])
@@ -26,29 +24,6 @@ plan_cable_ip(size_t k, int end, char out[16])
 	}
 	snprintf(out, 16, "192.168.%zu.%zu", k / 64, 4 * (k % 64) + (end ? 2 : 1));
 	return 0;
-}
-
-/* Append a command; the words are copied. The list ends with NULL. */
-static struct plan_cmd *
-cmd_add(struct plan_cmdlist *l, int may_fail, ...)
-{
-	struct plan_cmd *c;
-	const char *w;
-	va_list ap;
-
-	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
-	c = &l->v[l->n++];
-	memset(c, 0, sizeof(*c));
-	c->may_fail = may_fail != 0;
-	va_start(ap, may_fail);
-	while ((w = va_arg(ap, const char *)) != NULL) {
-		c->argv = xreallocarray(c->argv, c->argc + 2, sizeof(char *));
-		c->argv[c->argc++] = xstrdup(w);
-	}
-	va_end(ap);
-	c->argv = xreallocarray(c->argv, c->argc + 1, sizeof(char *));
-	c->argv[c->argc] = NULL;
-	return c;
 }
 
 static void
@@ -69,29 +44,61 @@ cmdlist_clear(struct plan_cmdlist *l)
 	l->n = 0;
 }
 
+/* A command of plain words, split at spaces. */
 static void
-query_set(struct plan_cmd *q, ...)
+cmd_from_text(struct plan_cmd *c, const char *text)
 {
-	struct plan_cmdlist l = { 0 };
-	const char *w;
-	va_list ap;
+	const char *p = text;
 
-	/* Reuse cmd_add's layout through a one-element list. */
-	l.v = xcalloc(1, sizeof(*l.v));
-	l.n = 1;
-	va_start(ap, q);
-	while ((w = va_arg(ap, const char *)) != NULL) {
-		l.v[0].argv = xreallocarray(l.v[0].argv, l.v[0].argc + 2, sizeof(char *));
-		l.v[0].argv[l.v[0].argc++] = xstrdup(w);
+	memset(c, 0, sizeof(*c));
+	while (*p != '\0') {
+		size_t n = strcspn(p, " ");
+
+		if (n > 0) {
+			c->argv = xreallocarray(c->argv, c->argc + 2, sizeof(char *));
+			c->argv[c->argc++] = xstrndup(p, n);
+		}
+		p += n;
+		while (*p == ' ')
+			p++;
 	}
-	va_end(ap);
-	l.v[0].argv[l.v[0].argc] = NULL;
-	*q = l.v[0];
-	free(l.v);
+	c->argv = xreallocarray(c->argv, c->argc + 1, sizeof(char *));
+	c->argv[c->argc] = NULL;
 }
 
-static const struct jc_iface *
-iface_find(const struct jc_host *h, const char *name)
+void
+plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
+    const struct jc_act_arg *a)
+{
+	struct jc_strv argv = { 0 };
+	struct plan_cmd *c;
+
+	if (ph->plat->command(act, a, &argv) != 0) {
+		strv_free(&argv);
+		return;
+	}
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	c = &l->v[l->n++];
+	memset(c, 0, sizeof(*c));
+	c->may_fail = may_fail;
+	c->argv = xreallocarray(argv.v, argv.n + 1, sizeof(char *));
+	c->argc = argv.n;
+	c->argv[c->argc] = NULL;
+}
+
+static void
+fact_query(const struct plan_host *ph, struct plan_fact *f)
+{
+	char *q1, *q2;
+
+	ph->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
+	cmd_from_text(&f->query, q1);
+	free(q1);
+	free(q2);
+}
+
+const struct jc_iface *
+plan_iface_find(const struct jc_host *h, const char *name)
 {
 	for (size_t i = 0; i < h->nifaces; i++)
 		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
@@ -99,22 +106,13 @@ iface_find(const struct jc_host *h, const char *name)
 	return NULL;
 }
 
-static bool
-is_cable_iface(const struct plan_host *ph, const char *name)
+bool
+plan_is_cable_iface(const struct plan_host *ph, const char *name)
 {
 	for (size_t a = 0; a < ph->naddrs; a++)
 		if (strcmp(ph->addrs[a].iface, name) == 0)
 			return true;
 	return false;
-}
-
-/* Dotted netmask of a prefix length. */
-static void
-mask_text(int prefix, char out[16])
-{
-	uint32_t m = prefix <= 0 ? 0 : prefix >= 32 ? 0xffffffffU : ~((1U << (32 - prefix)) - 1);
-
-	snprintf(out, 16, "%u.%u.%u.%u", m >> 24, (m >> 16) & 255, (m >> 8) & 255, m & 255);
 }
 
 static struct plan_fact *
@@ -130,43 +128,6 @@ fact_add(struct plan_host *ph, enum plan_fact_kind kind, const char *iface, cons
 	f->peer = xstrdup(peer);
 	f->up = JC_UNKNOWN;
 	return f;
-}
-
-/* The setup commands of one host (mlx's order, our idempotent forms). */
-static void
-host_cmds(struct plan_host *ph, const struct jc_host *h)
-{
-	const struct jc_iface *br = iface_find(h, BRIDGE);
-	char net[24];
-
-	if (ph->os != JC_OS_LINUX) {
-		/* bridge0 missing from a captured interface list: may fail. */
-		cmd_add(&ph->cmds, br == NULL, "sudo", "ifconfig", BRIDGE, "down", NULL);
-		for (size_t m = 0; br != NULL && m < br->nmembers; m++)
-			if (is_cable_iface(ph, br->members[m]))
-				cmd_add(&ph->cmds, false, "sudo", "ifconfig", BRIDGE, "deletem",
-				    br->members[m], NULL);
-	}
-	for (size_t a = 0; a < ph->naddrs; a++) {
-		const struct plan_addr *ad = &ph->addrs[a];
-
-		if (ph->os == JC_OS_LINUX) {
-			snprintf(net, sizeof(net), "%s/30", ad->ip);
-			cmd_add(&ph->cmds, false, "sudo", "ip", "addr", "replace", net, "dev",
-			    ad->iface, NULL);
-			cmd_add(&ph->cmds, false, "sudo", "ip", "link", "set", ad->iface, "up", NULL);
-			snprintf(net, sizeof(net), "%s/32", ad->peer_ip);
-			cmd_add(&ph->cmds, false, "sudo", "ip", "route", "replace", net, "dev",
-			    ad->iface, NULL);
-		} else {
-			cmd_add(&ph->cmds, false, "sudo", "ifconfig", ad->iface, "inet", ad->ip,
-			    "netmask", NETMASK30, NULL);
-			cmd_add(&ph->cmds, true, "sudo", "route", "-n", "delete", "-host",
-			    ad->peer_ip, NULL);
-			cmd_add(&ph->cmds, false, "sudo", "route", "-n", "add", "-host", ad->peer_ip,
-			    "-interface", ad->iface, NULL);
-		}
-	}
 }
 
 static bool
@@ -188,13 +149,11 @@ planned_ip(const struct plan_host *ph, const char *iface)
 	return NULL;
 }
 
-/* Facts to save, and the restore commands built from what is known. */
+/* Facts to save: the addresses of each cable interface, bridge0, the routes. */
 static void
 host_facts(struct plan_host *ph, const struct jc_host *h)
 {
-	bool linux_host = ph->os == JC_OS_LINUX;
-	const struct jc_iface *br = iface_find(h, BRIDGE);
-	char net[24], mask[16];
+	const struct jc_iface *br = plan_iface_find(h, BRIDGE);
 
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
@@ -203,7 +162,7 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 
 		if (seen_iface_before(ph, a))
 			continue;
-		ifc = iface_find(h, ad->iface);
+		ifc = plan_iface_find(h, ad->iface);
 		f = fact_add(ph, PLAN_FACT_ADDRS, ad->iface, NULL);
 		f->known = ifc != NULL;
 		if (ifc != NULL) {
@@ -217,12 +176,9 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 			}
 			f->up = ifc->up;
 		}
-		if (linux_host)
-			query_set(&f->query, "ip", "-4", "-o", "addr", "show", "dev", ad->iface, NULL);
-		else
-			query_set(&f->query, "ifconfig", ad->iface, NULL);
+		fact_query(ph, f);
 	}
-	if (!linux_host) {
+	if (ph->plat->caps & JC_PLAT_BRIDGE) {
 		struct plan_fact *f = fact_add(ph, PLAN_FACT_BRIDGE, BRIDGE, NULL);
 
 		f->known = br != NULL;
@@ -231,90 +187,67 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 			for (size_t m = 0; m < br->nmembers; m++)
 				strv_push(&f->values, br->members[m]);
 		}
-		query_set(&f->query, "ifconfig", BRIDGE, NULL);
+		fact_query(ph, f);
 	}
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
-		struct plan_fact *f = fact_add(ph, PLAN_FACT_ROUTE, ad->iface, ad->peer_ip);
 
-		if (linux_host) {
-			snprintf(net, sizeof(net), "%s/32", ad->peer_ip);
-			query_set(&f->query, "ip", "route", "show", net, NULL);
-		} else {
-			query_set(&f->query, "route", "-n", "get", ad->peer_ip, NULL);
-		}
+		fact_query(ph, fact_add(ph, PLAN_FACT_ROUTE, ad->iface, ad->peer_ip));
 	}
+}
 
-	/* Restore: our routes, our addresses, the prior addresses, the bridge. */
-	for (size_t a = 0; a < ph->naddrs; a++) {
-		const struct plan_addr *ad = &ph->addrs[a];
+/* Restore an interface's addresses: ours away, the prior ones back. */
+static void
+restore_addrs(struct plan_host *ph, const struct plan_fact *f)
+{
+	const char *mine = planned_ip(ph, f->iface);
+	char net[24];
+	bool kept = false;
 
-		if (linux_host) {
-			snprintf(net, sizeof(net), "%s/32", ad->peer_ip);
-			cmd_add(&ph->restore, true, "sudo", "ip", "route", "del", net, "dev",
-			    ad->iface, NULL);
-		} else {
-			cmd_add(&ph->restore, true, "sudo", "route", "-n", "delete", "-host",
-			    ad->peer_ip, NULL);
-		}
+	for (size_t k = 0; k < f->values.n; k++) {
+		size_t l = strcspn(f->values.v[k], "/");
+
+		if (strlen(mine) == l && strncmp(mine, f->values.v[k], l) == 0)
+			kept = true;
 	}
-	for (size_t fi = 0; fi < ph->nfacts; fi++) {
-		const struct plan_fact *f = &ph->facts[fi];
-		const char *mine;
-		bool kept = false;
+	if (!kept) {
+		snprintf(net, sizeof(net), "%s/30", mine);
+		plan_act(ph, &ph->restore, true, JC_ACT_ADDR_DEL,
+		    &(struct jc_act_arg){ .iface = f->iface, .addr = net });
+	}
+	for (size_t k = 0; k < f->values.n; k++) {
+		size_t l = strcspn(f->values.v[k], "/");
 
-		if (f->kind != PLAN_FACT_ADDRS)
+		if (l >= 16 || (strlen(mine) == l && strncmp(mine, f->values.v[k], l) == 0))
 			continue;
-		mine = planned_ip(ph, f->iface);
-		for (size_t k = 0; k < f->values.n; k++) {
-			size_t l = strcspn(f->values.v[k], "/");
-
-			if (strlen(mine) == l && strncmp(mine, f->values.v[k], l) == 0)
-				kept = true;
-		}
-		if (!kept) {
-			if (linux_host) {
-				snprintf(net, sizeof(net), "%s/30", mine);
-				cmd_add(&ph->restore, true, "sudo", "ip", "addr", "del", net, "dev",
-				    f->iface, NULL);
-			} else {
-				cmd_add(&ph->restore, true, "sudo", "ifconfig", f->iface, "inet", mine,
-				    "-alias", NULL);
-			}
-		}
-		for (size_t k = 0; k < f->values.n; k++) {
-			char ip[16];
-			size_t l = strcspn(f->values.v[k], "/");
-			long pfx = 32;
-
-			if (l >= sizeof(ip))
-				continue;
-			memcpy(ip, f->values.v[k], l);
-			ip[l] = '\0';
-			if (strcmp(ip, mine) == 0)
-				continue;
-			if (f->values.v[k][l] == '/')
-				jc_parse_int(f->values.v[k] + l + 1, 0, 32, &pfx);
-			if (linux_host) {
-				cmd_add(&ph->restore, false, "sudo", "ip", "addr", "add", f->values.v[k],
-				    "dev", f->iface, NULL);
-			} else {
-				mask_text((int)pfx, mask);
-				cmd_add(&ph->restore, false, "sudo", "ifconfig", f->iface, "inet", ip,
-				    "netmask", mask, "alias", NULL);
-			}
-		}
-		if (linux_host && f->known && f->up == JC_NO)
-			cmd_add(&ph->restore, false, "sudo", "ip", "link", "set", f->iface, "down", NULL);
+		plan_act(ph, &ph->restore, false, JC_ACT_ADDR_ADD,
+		    &(struct jc_act_arg){ .iface = f->iface, .addr = f->values.v[k] });
 	}
-	if (!linux_host && br != NULL) {
-		for (size_t m = 0; m < br->nmembers; m++)
-			if (is_cable_iface(ph, br->members[m]))
-				cmd_add(&ph->restore, false, "sudo", "ifconfig", BRIDGE, "addm",
-				    br->members[m], NULL);
-		if (br->up == JC_YES)
-			cmd_add(&ph->restore, false, "sudo", "ifconfig", BRIDGE, "up", NULL);
-	}
+	if ((ph->plat->caps & JC_PLAT_LINK_ADMIN) && f->known && f->up == JC_NO)
+		plan_act(ph, &ph->restore, false, JC_ACT_LINK_DOWN,
+		    &(struct jc_act_arg){ .iface = f->iface });
+}
+
+/* The restore commands built from what is known: routes, addresses, bridge. */
+static void
+host_restore(struct plan_host *ph, const struct jc_host *h)
+{
+	const struct jc_iface *br = plan_iface_find(h, BRIDGE);
+
+	for (size_t a = 0; a < ph->naddrs; a++)
+		plan_act(ph, &ph->restore, true, JC_ACT_ROUTE_DEL, &(struct jc_act_arg){
+		    .peer = ph->addrs[a].peer_ip, .iface = ph->addrs[a].iface });
+	for (size_t fi = 0; fi < ph->nfacts; fi++)
+		if (ph->facts[fi].kind == PLAN_FACT_ADDRS)
+			restore_addrs(ph, &ph->facts[fi]);
+	if (!(ph->plat->caps & JC_PLAT_BRIDGE) || br == NULL)
+		return;
+	for (size_t m = 0; m < br->nmembers; m++)
+		if (plan_is_cable_iface(ph, br->members[m]))
+			plan_act(ph, &ph->restore, false, JC_ACT_BRIDGE_ADDM,
+			    &(struct jc_act_arg){ .iface = br->members[m] });
+	if (br->up == JC_YES)
+		plan_act(ph, &ph->restore, false, JC_ACT_BRIDGE_UP, &(struct jc_act_arg){ 0 });
 }
 
 /* Already set up: each cable interface has exactly its planned address. */
@@ -327,24 +260,24 @@ host_applied(const struct plan_host *ph, const struct jc_host *h)
 		return false;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
-		const struct jc_iface *ifc = iface_find(h, ad->iface);
+		const struct jc_iface *ifc = plan_iface_find(h, ad->iface);
 
 		if (ifc == NULL || ifc->ninet != 1 || strcmp(ifc->inet[0], ad->ip) != 0)
 			return false;
 		if (ifc->prefix != NULL && ifc->prefix[0] != 30)
 			return false;
-		if (ph->os == JC_OS_LINUX && ifc->up != JC_YES)
+		if ((ph->plat->caps & JC_PLAT_LINK_ADMIN) && ifc->up != JC_YES)
 			return false;
 	}
-	if (ph->os == JC_OS_LINUX)
+	if (!(ph->plat->caps & JC_PLAT_BRIDGE))
 		return true;
-	br = iface_find(h, BRIDGE);
+	br = plan_iface_find(h, BRIDGE);
 	if (br == NULL)
 		return true;
 	if (br->up != JC_NO)
 		return false;
 	for (size_t m = 0; m < br->nmembers; m++)
-		if (is_cable_iface(ph, br->members[m]))
+		if (plan_is_cable_iface(ph, br->members[m]))
 			return false;
 	return true;
 }
@@ -390,8 +323,8 @@ check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struc
 
 			if (keyword(w) || ip_word(w))
 				continue;
-			if ((strcmp(w, BRIDGE) == 0 && ph->os != JC_OS_LINUX) ||
-			    is_cable_iface(ph, w))
+			if ((strcmp(w, BRIDGE) == 0 && (ph->plat->caps & JC_PLAT_BRIDGE)) ||
+			    plan_is_cable_iface(ph, w))
 				continue;
 			return jc_fail(err, -EINVAL,
 			    "%s: planned command names '%s', which is not a cable interface",
@@ -455,10 +388,10 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 	for (size_t i = 0; i < g->n; i++) {
 		struct plan_host *ph = &p->hosts[i];
 		const struct jc_host *h = &g->hosts[i];
-		const struct jc_iface *br = iface_find(h, BRIDGE);
+		const struct jc_iface *br = plan_iface_find(h, BRIDGE);
 
 		ph->host = i;
-		ph->os = h->os == JC_OS_LINUX ? JC_OS_LINUX : JC_OS_MACOS;
+		ph->plat = platform_for_setup(h);
 		for (size_t j = 0; j < g->n; j++)
 			ph->naddrs += j != i ? graph_count(g, i, j, false) : 0;
 		ph->addrs = xcalloc(ph->naddrs ? ph->naddrs : 1, sizeof(*ph->addrs));
@@ -483,14 +416,15 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 			}
 		}
 		for (size_t m = 0; br != NULL && m < br->nmembers; m++) {
-			if (is_cable_iface(ph, br->members[m]) && !jc_iface_name_ok(br->members[m])) {
+			if (plan_is_cable_iface(ph, br->members[m]) && !jc_iface_name_ok(br->members[m])) {
 				r = jc_fail(err, -EINVAL, "%s: bridge member '%s' is not usable in a command",
 				    h->name, br->members[m]);
 				goto out;
 			}
 		}
-		host_cmds(ph, h);
+		ph->plat->setup(ph, h);
 		host_facts(ph, h);
+		host_restore(ph, h);
 		ph->applied = host_applied(ph, h);
 	}
 	r = plan_check(p, g, err);
@@ -538,29 +472,39 @@ plan_cmd_text(const struct plan_cmd *c)
 	return buf_steal(&b);
 }
 
-void
-plan_print_host(FILE *fp, const struct plan *p, const struct graph *g, size_t i)
+char *
+plan_host_text(const struct plan *p, const struct graph *g, size_t i)
 {
 	const struct plan_host *ph = &p->hosts[i];
 	const char *name = graph_host_label(&g->hosts[ph->host]);
 	size_t len = strlen("Setup for ") + strlen(name);
+	struct jc_buf b = { 0 };
 
-	fprintf(fp, "Setup for %s\n", name);
+	buf_printf(&b, "Setup for %s\n", name);
 	for (size_t k = 0; k < len; k++)
-		fputc('=', fp);
-	fputc('\n', fp);
+		buf_append(&b, "=", 1);
+	buf_puts(&b, "\n");
 	for (size_t c = 0; c < ph->cmds.n; c++) {
 		char *t = plan_cmd_text(&ph->cmds.v[c]);
 
-		fprintf(fp, "%s\n", t);
+		buf_printf(&b, "%s\n", t);
 		free(t);
 	}
-	fputc('\n', fp);
+	buf_puts(&b, "\n");
+	return buf_steal(&b);
 }
 
-void
-plan_print_manual(FILE *fp, const struct plan *p, const struct graph *g)
+char *
+plan_manual_text(const struct plan *p, const struct graph *g)
 {
-	for (size_t i = 0; i < p->n; i++)
-		plan_print_host(fp, p, g, i);
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t i = 0; i < p->n; i++) {
+		char *t = plan_host_text(p, g, i);
+
+		buf_puts(&b, t);
+		free(t);
+	}
+	return buf_steal(&b);
 }

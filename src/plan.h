@@ -23,9 +23,8 @@
 #ifndef JC_PLAN_H
 #define JC_PLAN_H
 
-#include <stdio.h>
-
 #include "graph.h"
+#include "platform.h"
 
 /* mlx raises "Ran out of available local IPs" when numbering this many cables. */
 #define PLAN_MAX_CABLES (256 * 64)
@@ -69,7 +68,7 @@ struct plan_fact {
 
 struct plan_host {
 	size_t host;		/* index in graph->hosts */
-	enum jc_os os;		/* JC_OS_LINUX, else treated as macOS (as mlx) */
+	const struct jc_platform_ops *plat;	/* its system's (macOS when unknown, as mlx) */
 	struct plan_addr *addrs;	/* in mlx's command order */
 	size_t naddrs;
 	struct plan_cmdlist cmds;	/* set up */
@@ -112,16 +111,29 @@ int plan_cable_ip(size_t k, int end, char out[16]);
  */
 int plan_check(const struct plan *p, const struct graph *g, struct jc_err *err);
 
+/*
+ * For the platform backends: append to l (a list of ph) the command of act
+ * (nothing when ph's system has no such change).
+ */
+void plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
+    const struct jc_act_arg *a);
+
+/* h's interface called name (borrowed), or NULL. */
+const struct jc_iface *plan_iface_find(const struct jc_host *h, const char *name);
+
+/* True when name is one of ph's cable interfaces. */
+bool plan_is_cable_iface(const struct plan_host *ph, const char *name);
+
 /* The command as one line, words separated by spaces. New string. */
 char *plan_cmd_text(const struct plan_cmd *c);
 
 /*
  * mlx's manual layout for host index i: "Setup for HOST", a line of '=' as
- * long, the commands one per line, then a blank line.
+ * long, the commands one per line, then a blank line. New string.
  */
-void plan_print_host(FILE *fp, const struct plan *p, const struct graph *g, size_t i);
+char *plan_host_text(const struct plan *p, const struct graph *g, size_t i);
 
-/* plan_print_host() for every host, in host order. */
-void plan_print_manual(FILE *fp, const struct plan *p, const struct graph *g);
+/* plan_host_text() of every host, in host order. New string. */
+char *plan_manual_text(const struct plan *p, const struct graph *g);
 
 #endif

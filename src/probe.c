@@ -296,6 +296,7 @@ struct timeline {
 
 struct shared {
 	const struct probe_opts *o;
+	struct jc_transport *tp;
 	const char *command;	/* exec /bin/sh -c '<script>' */
 	char token[TOKEN_LEN + 2];
 	struct jc_host *hosts;
@@ -431,8 +432,7 @@ probe_one(struct shared *sh, size_t i)
 	struct jc_raw tmp = { 0 }, *raw = sh->raws ? &sh->raws[i] : &tmp;
 	struct collector c = { .cap = sh->o->cap ? sh->o->cap : TR_DEFAULT_CAP };
 	static const struct tr_stream_cbs cbs = { collect, NULL };
-	struct tr_session *s = NULL;
-	struct tr_stream *st = NULL;
+	struct jc_conn *s = NULL;
 	struct jc_err err = { 0 };
 	size_t ends[256];
 	char token[TOKEN_LEN + 1];
@@ -443,7 +443,7 @@ probe_one(struct shared *sh, size_t i)
 	free(raw->host);
 	raw->host = xstrdup(h->name);
 	report(sh, i, PROBE_CONNECTING);
-	r = tr_connect(h->name, h->user, h->port, &sh->o->tr, &s, &err);
+	r = tp_connect(sh->tp, h->name, h->user, h->port, &s, &err);
 	if (r != 0) {
 		host_fail(h, false, err.msg);
 		report(sh, i, PROBE_UNREACHABLE);
@@ -462,17 +462,12 @@ probe_one(struct shared *sh, size_t i)
 			nk = k;
 	}
 	bound = (double)(nk + 1) * (sh->o->command_timeout > 0 ? sh->o->command_timeout : 60) + 10;
-	r = tr_stream_start(s, sh->command, &cbs, &c, &st, &err);
-	if (r == 0) {
-		tr_stream_write(st, sh->token, strlen(sh->token));
-		tr_stream_close_stdin(st);
-		r = tr_stream_wait(st, bound, &status, NULL, &err);
-		if (r == TR_ESTOPPED && c.over)
-			r = jc_fail(&err, TR_ETOOBIG,
-			    "the probe printed more than %zu MiB: refused", c.cap / (1024 * 1024));
-	}
-	tr_stream_free(st);
-	tr_close(s);
+	r = tp_stream(s, sh->command, sh->token, strlen(sh->token), &cbs, &c, bound, &status,
+	    &err);
+	if (r == TR_ESTOPPED && c.over)
+		r = jc_fail(&err, TR_ETOOBIG,
+		    "the probe printed more than %zu MiB: refused", c.cap / (1024 * 1024));
+	tp_close(s);
 	if (r != 0) {
 		host_fail(h, true, err.msg);
 		report(sh, i, PROBE_FAILED);
@@ -566,7 +561,8 @@ make_token(char *out)
 }
 
 static size_t
-replay(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct jc_raw *raws)
+replay(struct jc_transport *tp, struct jc_host *hosts, size_t n, const struct probe_opts *o,
+    struct jc_raw *raws)
 {
 	size_t nerr = 0;
 
@@ -577,7 +573,7 @@ replay(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct jc_ra
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_RUNNING);
 		raw_clear(raw);
-		if (bundle_load_host(o->from, hosts[i].name, raw, &err) != 0) {
+		if (tp->ops->saved_raw(tp, hosts[i].name, raw, &err) != 0) {
 			raw->host = xstrdup(hosts[i].name);
 			host_fail(&hosts[i], false, err.msg);
 			nerr++;
@@ -603,10 +599,18 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 	struct shared sh = { .o = o, .hosts = hosts, .raws = raws, .n = n };
 	pthread_t tids[PROBE_MAX_THREADS];
 	size_t nt = n < PROBE_MAX_THREADS ? n : PROBE_MAX_THREADS, started = 0;
+	struct jc_transport *own = NULL;
 	char *script, *quoted;
 
-	if (o->from != NULL)
-		return replay(hosts, n, o, raws);
+	sh.tp = o->transport;
+	if (sh.tp == NULL)
+		sh.tp = own = transport_default(&o->tr, o->from);
+	if (sh.tp->ops->saved_raw != NULL) {
+		size_t nerr = replay(sh.tp, hosts, n, o, raws);
+
+		transport_free(own);
+		return nerr;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
@@ -628,6 +632,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		pthread_join(tids[i], NULL);
 	pthread_mutex_destroy(&sh.mu);
 	free((char *)sh.command);
+	transport_free(own);
 	return sh.nerr;
 }
 

@@ -39,6 +39,8 @@ struct probe_opts {
 	double command_timeout;	/* per remote command, seconds (<= 0: 60) */
 	size_t cap;		/* bound on a host's output (0: TR_DEFAULT_CAP) */
 	const char *from;	/* replay this bundle instead of SSH */
+	/* how hosts are reached; NULL: transport_default(&tr, from) */
+	struct jc_transport *transport;
 	/*
 	 * Optional callbacks, called from the probing threads but never two at
 	 * a time (the probe serialises them). progress: a host changed state

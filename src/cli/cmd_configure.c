@@ -183,7 +183,10 @@ manual_setup(struct run *r)
 	bool tty = isatty(STDIN_FILENO);
 
 	for (size_t i = 0; i < r->plan->n; i++) {
-		plan_print_host(stdout, r->plan, r->g, i);
+		char *text = plan_host_text(r->plan, r->g, i);
+
+		fputs(text, stdout);
+		free(text);
 		if (tty) {
 			char line[256];
 

@@ -17,7 +17,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,99 +27,7 @@
 #include "hostfile_read.h"
 #include "probe.h"
 
-#define COORD_MARK "JC-CONNECT-OK"
-
 /* --- coordinator probe --- */
-
-struct coord_job {
-	const struct jc_host *h;
-	const struct tr_opts *tr;
-	const char *cmd;
-	double timeout;
-	struct doctor_coord *out;
-};
-
-static const struct {
-	int e;
-	const char *name;
-	const char *text;	/* as strerror words appear in bash / nc messages */
-} coord_errs[] = {
-	{ ECONNREFUSED, "ECONNREFUSED", "refused" },
-	{ ETIMEDOUT, "ETIMEDOUT", "timed out" },
-	{ EHOSTUNREACH, "EHOSTUNREACH", "No route to host" },
-	{ ENETUNREACH, "ENETUNREACH", "Network is unreachable" },
-	{ EHOSTDOWN, "EHOSTDOWN", "Host is down" },
-	{ EADDRNOTAVAIL, "EADDRNOTAVAIL", "assign requested address" },
-	{ EPERM, "EPERM", "not permitted" },
-	{ EACCES, "EACCES", "Permission denied" },
-};
-
-/* The remote output's last line, trimmed (what bash or nc said). */
-static char *
-last_line(const char *s)
-{
-	const char *e = s + strlen(s), *b;
-
-	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
-		e--;
-	char *line, *p;
-
-	b = e;
-	while (b > s && b[-1] != '\n')
-		b--;
-	line = xstrndup(b, (size_t)(e - b));
-	p = hostfile_printable(line, 200);
-	free(line);
-	return p;
-}
-
-static void *
-coord_thread(void *arg)
-{
-	struct coord_job *j = arg;
-	struct tr_session *s = NULL;
-	struct tr_result res = { 0 };
-	struct jc_err err = { 0 };
-	int r;
-
-	if (tr_connect(j->h->name, j->h->user, j->h->port, j->tr, &s, &err) != 0) {
-		j->out->status = DOCTOR_UNKNOWN;
-		j->out->detail = xstrdup(err.msg);
-		return NULL;
-	}
-	r = tr_run(s, j->cmd, NULL, 0, j->timeout, 64 * 1024, &res, &err);
-	if (r == TR_ETIMEOUT) {
-		j->out->status = DOCTOR_ERROR;
-		j->out->err_name = "ETIMEDOUT";
-		j->out->detail = xasprintf("no answer within %.0f s", j->timeout);
-	} else if (r != 0) {
-		j->out->status = DOCTOR_UNKNOWN;
-		j->out->detail = xstrdup(err.msg);
-	} else if (strstr(res.out, COORD_MARK) != NULL) {
-		j->out->status = DOCTOR_OK;
-		j->out->listening = true;
-	} else {
-		char *all = xasprintf("%s%s", res.out, res.err);
-		char *line = last_line(all);
-
-		j->out->status = DOCTOR_ERROR;
-		j->out->detail = line;
-		for (size_t k = 0; k < JC_ARRAY_LEN(coord_errs); k++)
-			if (strstr(all, coord_errs[k].text) != NULL) {
-				j->out->err_name = coord_errs[k].name;
-				break;
-			}
-		if (j->out->err_name != NULL && strcmp(j->out->err_name, "ECONNREFUSED") == 0) {
-			j->out->status = DOCTOR_OK;	/* answered: reachable */
-		} else if (j->out->err_name == NULL && res.status == 127) {
-			j->out->status = DOCTOR_UNKNOWN;
-		}
-		free(all);
-	}
-	tr_result_clear(&res);
-	tr_close(s);
-	return NULL;
-}
 
 /*
  * Test addr:port from every probed host. Returns n results (free each
@@ -130,47 +37,19 @@ static struct doctor_coord *
 coord_probe(struct jc_opts *o, const struct jc_host *hosts, size_t n, const char *addr,
     long port)
 {
-	struct doctor_coord *res = xcalloc(n ? n : 1, sizeof(*res));
-	struct coord_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
-	pthread_t *th = xcalloc(n ? n : 1, sizeof(*th));
-	bool *started = xcalloc(n ? n : 1, sizeof(*started));
-	struct tr_opts tr = { 0 };
-	char *cmd;
+	struct doctor_coord *res;
+	struct jc_transport *tp;
+	struct tr_opts tr = cli_tr_opts(o);
 	double timeout = o->command_timeout > 0 && o->command_timeout < 10 ?
 	    o->command_timeout : 10;
 
-	tr.ssh_config = o->ssh_config;
-	tr.accept_new = o->accept_new;
-	tr.connect_timeout = o->connect_timeout;
-	/* addr and port were validated (IPv4 literal / DNS name, number) */
-	cmd = xasprintf("exec 2>&1; if [ -x /bin/bash ]; then "
-	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$1/$2\"' connect %s %ld && echo " COORD_MARK "; "
-	    "else nc -z -v -w %d %s %ld && echo " COORD_MARK "; fi", addr, port,
-	    (int)timeout, addr, port);
-	for (size_t i = 0; i < n; i++) {
-		res[i].status = DOCTOR_UNKNOWN;
-		if (!hosts[i].reachable || hosts[i].error != NULL)
-			continue;
-		jobs[i].h = &hosts[i];
-		jobs[i].tr = &tr;
-		jobs[i].cmd = cmd;
-		jobs[i].timeout = timeout;
-		jobs[i].out = &res[i];
-		started[i] = pthread_create(&th[i], NULL, coord_thread, &jobs[i]) == 0;
-		if (!started[i])
-			coord_thread(&jobs[i]);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
+	tp = transport_ssh_new(&tr);
+	res = doctor_coord_probe(tp, hosts, n, addr, port, timeout);
+	transport_free(tp);
 	for (size_t i = 0; i < n; i++)
 		jc_info(hosts[i].name, "coordinator %s:%ld: %s%s%s", addr, port,
 		    doctor_status_name(res[i].status), res[i].detail ? ": " : "",
 		    res[i].detail ? res[i].detail : "");
-	free(cmd);
-	free(jobs);
-	free(th);
-	free(started);
 	return res;
 }
 

@@ -69,7 +69,7 @@ tri(int v, const char *yes, const char *no)
 static const char *
 os_name(enum jc_os os)
 {
-	return os == JC_OS_MACOS ? "macOS" : os == JC_OS_LINUX ? "Linux" : "unknown OS";
+	return platform_os_display(os);
 }
 
 /* The host and port whose own id is id, among the probed hosts. */

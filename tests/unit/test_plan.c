@@ -20,8 +20,10 @@ static void
 print_manual(FILE *fp, const void *arg)
 {
 	const struct pg *x = arg;
+	char *t = plan_manual_text(x->p, x->g);
 
-	plan_print_manual(fp, x->p, x->g);
+	fputs(t, fp);
+	free(t);
 }
 
 static char *

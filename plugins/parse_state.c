@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsers of the state queries (routes, addresses, link flags) that a
+ * setup saves and restore compares. See parse_state.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_state.h"
+
+void
+fact_state_clear(struct jc_fact_state *s)
+{
+	strv_free(&s->addrs);
+	strv_free(&s->members);
+	free(s->route);
+	memset(s, 0, sizeof(*s));
+	s->up = JC_UNKNOWN;
+}
+
+/* Next whitespace-separated word of *p on its line (advanced), or NULL. */
+static char *
+next_word(const char **p)
+{
+	const char *s = *p, *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '\0' || *s == '\n')
+		return NULL;
+	for (e = s; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
+		;
+	*p = e;
+	return xstrndup(s, (size_t)(e - s));
+}
+
+char *
+parse_route_text(const char *via, const char *dev)
+{
+	if (dev == NULL || !jc_iface_name_ok(dev) || (via != NULL && !jc_ipv4_ok(via)))
+		return NULL;
+	if (via != NULL)
+		return xasprintf("via %s dev %s", via, dev);
+	return xasprintf("dev %s", dev);
+}
+
+int
+parse_route_split(const char *route, char **via, char **dev)
+{
+	const char *p = route;
+	char *a = next_word(&p), *b = next_word(&p), *c = NULL, *d = NULL;
+
+	*via = *dev = NULL;
+	if (a != NULL && b != NULL && strcmp(a, "via") == 0) {
+		c = next_word(&p);
+		d = next_word(&p);
+		if (c != NULL && d != NULL && strcmp(c, "dev") == 0) {
+			*via = b;
+			*dev = d;
+			b = d = NULL;
+		}
+	} else if (a != NULL && b != NULL && strcmp(a, "dev") == 0) {
+		*dev = b;
+		b = NULL;
+	}
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	return *dev != NULL ? 0 : -EINVAL;
+}
+
+/* Value after "key:" on a line of route -n get, or NULL. */
+static char *
+route_field(const char *out, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *line = out; line != NULL && *line; ) {
+		const char *nl = strchr(line, '\n'), *p = line;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
+			p += kl + 1;
+			return next_word(&p);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+char *
+parse_route_get(const char *out, const char *peer)
+{
+	char *dest = route_field(out, "destination");
+	char *flags = route_field(out, "flags");
+	char *dev = route_field(out, "interface");
+	char *gw = route_field(out, "gateway");
+	char *r = NULL;
+
+	/* a static host route to the peer, not the route that covers it */
+	if (dest != NULL && strcmp(dest, peer) == 0 && flags != NULL &&
+	    strstr(flags, "HOST") != NULL && strstr(flags, "STATIC") != NULL)
+		r = parse_route_text(gw != NULL && jc_ipv4_ok(gw) ? gw : NULL, dev);
+	free(dest);
+	free(flags);
+	free(dev);
+	free(gw);
+	return r;
+}
+
+char *
+parse_ip_route_show(const char *out, const char *peer)
+{
+	const char *p = out;
+	char *w, *dest = next_word(&p), *via = NULL, *dev = NULL, *r = NULL;
+
+	if (dest != NULL && strcmp(dest, peer) == 0) {
+		while ((w = next_word(&p)) != NULL) {
+			if (strcmp(w, "via") == 0 && via == NULL)
+				via = next_word(&p);
+			else if (strcmp(w, "dev") == 0 && dev == NULL)
+				dev = next_word(&p);
+			free(w);
+		}
+		r = parse_route_text(via, dev);
+	}
+	free(dest);
+	free(via);
+	free(dev);
+	return r;
+}
+
+static bool
+addr_word_ok(const char *w)
+{
+	char ip[16];
+	size_t l = strcspn(w, "/");
+	long pfx;
+
+	if (l >= sizeof(ip) || w[l] != '/')
+		return false;
+	memcpy(ip, w, l);
+	ip[l] = '\0';
+	return jc_ipv4_ok(ip) && jc_parse_int(w + l + 1, 0, 32, &pfx);
+}
+
+void
+parse_ip_addr_inet(const char *out, struct jc_strv *addrs)
+{
+	for (const char *line = out; line != NULL && *line; ) {
+		const char *nl = strchr(line, '\n'), *p = line;
+		char *w;
+
+		while ((w = next_word(&p)) != NULL) {
+			bool inet = strcmp(w, "inet") == 0;
+
+			free(w);
+			if (inet) {
+				if ((w = next_word(&p)) != NULL && addr_word_ok(w))
+					strv_push_owned(addrs, w);
+				else
+					free(w);
+				break;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+int
+parse_ip_link_up(const char *out)
+{
+	const char *lt = strchr(out, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	int up = JC_NO;
+
+	if (lt != NULL && gt != NULL) {
+		char *flags = xstrndup(lt, (size_t)(gt - lt + 1));
+
+		if (strstr(flags, ",UP,") || strstr(flags, "<UP,") || strstr(flags, ",UP>") ||
+		    strstr(flags, "<UP>"))
+			up = JC_YES;
+		free(flags);
+	}
+	return up;
+}

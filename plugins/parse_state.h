@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsers of the read-only queries that capture a host's state before a
+ * setup (and again at restore): macOS `route -n get PEER`, Linux
+ * `ip route show PEER/32`, `ip -4 -o addr show dev IF` and
+ * `ip -o link show dev IF`. Pure: text in, values out. Only what passes
+ * validation is returned (interface names as jc_iface_name_ok, addresses
+ * as jc_ipv4_ok), since restore puts these values into commands.
+ */
+#ifndef JC_PARSE_STATE_H
+#define JC_PARSE_STATE_H
+
+#include "jc.h"
+#include "util.h"
+
+/* What a fact's query says (see struct plan_fact for the kinds). */
+struct jc_fact_state {
+	bool exists;		/* the interface / route is there */
+	int up;			/* enum jc_tri */
+	struct jc_strv addrs;	/* "a.b.c.d/len" */
+	struct jc_strv members;	/* bridge members */
+	char *route;		/* "dev IF" or "via G dev IF"; NULL: no such route */
+};
+
+void fact_state_clear(struct jc_fact_state *s);
+
+/*
+ * macOS `route -n get PEER` (exit status 0): the static host route to peer
+ * ("destination: PEER", flags with HOST and STATIC) as "dev IF" or
+ * "via G dev IF" (new string), or NULL when the output shows none (the
+ * route that merely covers peer, a default route, garbage).
+ */
+char *parse_route_get(const char *out, const char *peer);
+
+/*
+ * Linux `ip route show PEER/32` (exit status 0): the route whose
+ * destination is peer, as above, or NULL.
+ */
+char *parse_ip_route_show(const char *out, const char *peer);
+
+/*
+ * Linux `ip -4 -o addr show dev IF`: append every "inet A/L" of the
+ * output to addrs (well-formed ones only).
+ */
+void parse_ip_addr_inet(const char *out, struct jc_strv *addrs);
+
+/*
+ * Linux `ip -o link show dev IF`: JC_YES when the flags between '<' and
+ * '>' hold UP, else JC_NO (also when there are no flags).
+ */
+int parse_ip_link_up(const char *out);
+
+/* "dev IF" / "via G dev IF" from its parts, validated; NULL when unfit. */
+char *parse_route_text(const char *via, const char *dev);
+
+/*
+ * Split a route text made by parse_route_text() into *via (NULL without a
+ * gateway) and *dev (new strings). Returns 0, or -EINVAL for other text.
+ */
+int parse_route_split(const char *route, char **via, char **dev);
+
+#endif
