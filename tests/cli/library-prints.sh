@@ -27,9 +27,8 @@ err errx warn warnx verr verrx vwarn vwarnx error error_at_line'
 
 # Objects still printing, each waiting for its own change; remove an entry
 # as soon as its object is clean (the test then keeps it clean).
-#   plan.o: plan_print_host() prints each host's commands for configure
-#           (to move into the command layer with the platform ops).
-allow='plan.o'
+# (none today)
+allow=''
 
 command -v nm >/dev/null 2>&1 || skip_all "nm (binutils) is not installed"
 
