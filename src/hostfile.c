@@ -39,6 +39,7 @@ add_diag(struct reader *r, bool warning, const char *code, enum hostfile_part pa
 	g->warning = warning;
 	g->part = part;
 	g->host = host;
+	g->index = -1;
 	va_start(ap, fmt);
 	g->msg = xvasprintf(fmt, ap);
 	va_end(ap);
@@ -116,10 +117,16 @@ q(const char *s)
 	return hostfile_printable(s, 64);
 }
 
+/*
+ * A DNS name: labels of letters, digits, - and _, the last one not all
+ * digits (no top-level domain is a number), so a dotted quad with an octet
+ * over 255 or a fifth number is not taken for a name to resolve.
+ */
 static bool
 dns_name_ok(const char *s)
 {
 	size_t label = 0, n = 0;
+	bool numeric = true, last = true;	/* the label, and the one before a dot */
 
 	if (*s == '\0' || *s == '-' || *s == '.')
 		return false;
@@ -132,15 +139,19 @@ dns_name_ok(const char *s)
 			if (label == 0)
 				return false;
 			label = 0;
+			last = numeric;
+			numeric = true;
 			continue;
 		}
+		if (c < '0' || c > '9')
+			numeric = false;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
 			return false;
 		if (++label > 63)
 			return false;
 	}
-	return true;
+	return label > 0 ? !numeric : !last;	/* "name." ends with a dot */
 }
 
 bool
@@ -310,13 +321,21 @@ read_ips(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const cha
 		if (s == NULL) {
 			add_diag(r, false, "bad-type", HF_PART_IPS, host,
 			    "%s.ips[%zu]: expected a string", path, k);
+			r->d->v[r->d->n - 1].index = (long)k;
 			continue;
 		}
 		if (!hostfile_ip_ok(s)) {
 			char *d = q(s);
 
-			add_diag(r, false, "bad-ip", HF_PART_IPS, host,
-			    "%s.ips[%zu]: '%s' is not an IP address or host name", path, k, d);
+			if (s[strspn(s, "0123456789.")] == '\0')
+				add_diag(r, false, "bad-ip", HF_PART_IPS, host,
+				    "%s.ips[%zu]: '%s' is not an IPv4 address (four numbers from "
+				    "0 to 255) nor a host name", path, k, d);
+			else
+				add_diag(r, false, "bad-ip", HF_PART_IPS, host,
+				    "%s.ips[%zu]: '%s' is not an IP address or host name",
+				    path, k, d);
+			r->d->v[r->d->n - 1].index = (long)k;
 			free(d);
 		}
 		h->ips[h->nips++] = xstrdup(s);

@@ -40,6 +40,7 @@ struct hostfile_diag {
 	bool warning;
 	enum hostfile_part part;
 	long host;		/* index in hosts, -1 when not about one host */
+	long index;		/* index in the host's "ips", -1 when not about one */
 };
 
 struct hostfile_diags {
@@ -85,7 +86,8 @@ void hostfile_diags_free(struct hostfile_diags *diags);
 /*
  * Validation of the names a hostfile hands to shells: an ssh target
  * ([user@]host[:port], as --hosts accepts it), an address of "ips" (an IPv4
- * or IPv6 literal, or a DNS name), an "envs" entry (KEY=VALUE, KEY of
+ * or IPv6 literal, or a DNS name whose last label is not a number, so that
+ * 10.0.0.256 is a bad address rather than a name to look up), an "envs" entry (KEY=VALUE, KEY of
  * [A-Za-z0-9_]). Device names use jc_iface_name_ok(). NULL is never valid.
  */
 bool hostfile_ssh_ok(const char *s);

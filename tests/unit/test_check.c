@@ -187,6 +187,14 @@ test_names(void)
 	    hostfile_ip_ok("mac1.local"), "IPv4, IPv6 and host names in ips");
 	ok(!hostfile_ip_ok("10.0.0.1 ") && !hostfile_ip_ok("a;b") && !hostfile_ip_ok("-x") &&
 	    !hostfile_ip_ok("a..b") && !hostfile_ip_ok(""), "bad ips");
+	/* inet_pton(AF_INET) refuses these, and no top-level domain is a number */
+	ok(!hostfile_ip_ok("10.0.0.256") && !hostfile_ip_ok("300.1.1.1") &&
+	    !hostfile_ip_ok("1.2.3.4.5") && !hostfile_ip_ok("10.0.0.256.") &&
+	    !hostfile_ip_ok("10.0.0") && !hostfile_ip_ok("4294967297"),
+	    "dotted numbers that are no IPv4 address are no host names either");
+	ok(hostfile_ip_ok("10.0.0.255") && hostfile_ip_ok("mac1.") && hostfile_ip_ok("10.0.0.a1") &&
+	    hostfile_ip_ok("host-1.example.com.") && hostfile_ip_ok("1mac"),
+	    "names with digits and a trailing dot are still names");
 	ok(hostfile_env_ok("A=1") && hostfile_env_ok("MLX_X=a b;c") && hostfile_env_ok("K="),
 	    "env entries");
 	ok(!hostfile_env_ok("=1") && !hostfile_env_ok("A") && !hostfile_env_ok("A B=1") &&
@@ -371,6 +379,110 @@ test_rules(void)
 	}
 }
 
+/* code's item in the problems (warning false) or warnings of r, or NULL */
+static const struct check_item *
+item(const struct check_report *r, bool warning, const char *code)
+{
+	return warning ? find(r->warnings, r->nwarnings, code) :
+	    find(r->problems, r->nproblems, code);
+}
+
+/*
+ * What each backend reads (mlx.launch's launch.py): launch_ring() takes
+ * "ssh" and every IP of "ips", never "rdma"; launch_jaccl() takes
+ * hosts[0].ips[0] and the rdma matrix. MLX's ring backend (ring.cpp) opens
+ * AF_INET sockets and needs as many connections to the left (its own IPs)
+ * as to the right (the next rank's).
+ */
+static void
+test_backend_reads(void)
+{
+	static const char garbage_rdma[] =
+	    "{\"backend\": \"ring\", \"hosts\": ["
+	    "{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"rdma\": \"rdma_en2\"},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"], \"rdma\": [\"x y\", \";id\", 5, {}, [[1]], true]},"
+	    "{\"ssh\": \"c\", \"ips\": [\"10.0.0.3\"], \"rdma\": 7}]}";
+	static const char other_ips[] =
+	    "{\"hosts\": ["
+	    "{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.0.999\"], \"rdma\": [null, \"rdma_en2\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"$(id)\", 3], \"rdma\": [\"rdma_en2\", null]}]}";
+	static const char ring_v6[] =
+	    "{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"fd00::2\"]}, {\"ssh\": \"c\", \"ips\": [\"fd00::3\"]}]}";
+	static const char ring_count[] =
+	    "{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\", \"10.0.1.2\"]}, {\"ssh\": \"c\", \"ips\": [\"10.0.0.3\"]},"
+	    "{\"ssh\": \"d\", \"ips\": [\"10.0.0.4\"]}]}";
+	struct check_report *r;
+	const struct check_item *it;
+
+	r = run(garbage_rdma, NULL, 32323);
+	ok(r->valid && r->nproblems == 0 && strcmp(r->backend, "ring") == 0,
+	    "ring: malformed rdma is no problem (%zu)", r->nproblems);
+	ok(count(r->warnings, r->nwarnings, "bad-type") == 6 &&
+	    count(r->warnings, r->nwarnings, "bad-name") == 2,
+	    "ring: each malformed rdma value is a warning");
+	it = item(r, true, "bad-name");
+	ok(it && strstr(it->msg, "(the ring backend does not read rdma)") && it->nranks == 1 &&
+	    it->ranks[0] == 1, "ring: the warning says why and names the host");
+	check_report_free(r);
+	r = run(garbage_rdma, "jaccl", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "bad-type") == 6 &&
+	    count(r->problems, r->nproblems, "bad-name") == 2, "jaccl: the same are problems");
+	check_report_free(r);
+
+	r = run(other_ips, "jaccl", 32323);
+	ok(r->valid && count(r->warnings, r->nwarnings, "bad-ip") == 2 &&
+	    count(r->warnings, r->nwarnings, "bad-type") == 1,
+	    "jaccl: garbage in ips other than rank 0's first is a warning");
+	is_str(r->coordinator, "10.0.0.1:32323", "jaccl: the coordinator is rank 0's first IP");
+	check_report_free(r);
+	r = run(other_ips, "jaccl-ring", 32323);
+	ok(r->valid, "jaccl-ring: the same");
+	check_report_free(r);
+	r = run(other_ips, "ring", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "bad-ip") == 2 &&
+	    count(r->problems, r->nproblems, "bad-type") == 1, "ring: the same are problems");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.256\"], \"rdma\": [null, \"e\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"], \"rdma\": [\"e\", null]}]}", "jaccl", 32323);
+	ok(!r->valid && item(r, false, "bad-ip") && r->coordinator == NULL,
+	    "jaccl: rank 0's first IP with an octet over 255 is a problem");
+	check_report_free(r);
+
+	r = run(ring_v6, "ring", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "ring-not-ipv4") == 2,
+	    "ring: every IPv6 address is a problem, not only rank 0's");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"fd00::1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}", "ring", 32323);
+	it = item(r, false, "ring-not-ipv4");
+	ok(it && it->nranks == 1 && it->ranks[0] == 0, "ring: rank 0's IPv6 address");
+	check_report_free(r);
+	r = run(ring_v6, "jaccl", 32323);
+	ok(item(r, false, "ring-not-ipv4") == NULL, "jaccl: other ranks' IPv6 does not matter");
+	check_report_free(r);
+
+	r = run(ring_count, "ring", 32323);
+	it = item(r, false, "ring-ip-count");
+	ok(!r->valid && it && it->nranks == 1 && it->ranks[0] == 1 &&
+	    strstr(it->msg, "most list 1, but b lists 2") != NULL,
+	    "ring: a host with more IPs than the others");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.1.1\"]}]}", "ring",
+	    32323);
+	ok(r->valid, "ring: one host has no neighbour, any number of IPs");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.1.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\", \"10.0.1.2\"]}]}", "ring", 32323);
+	ok(r->valid, "ring: two IPs on every host");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"mac-a.local\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}", "ring", 32323);
+	ok(r->valid && item(r, true, "ring-hostname"), "ring: a host name is a warning");
+	check_report_free(r);
+}
+
 static void
 test_mlx(void)
 {
@@ -411,6 +523,7 @@ main(void)
 	test_reader();
 	test_names();
 	test_rules();
+	test_backend_reads();
 	test_mlx();
 	return done_testing();
 }
