@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "check.h"
@@ -257,34 +258,73 @@ named_cmp(const void *x, const void *y)
 	return p->b < q->b ? -1 : p->b > q->b;
 }
 
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Hosts listed under one ssh name, found with a hash table (linear in the
+ * number of hosts): each name's ranks are chained in rank order, and the
+ * names are reported in the order of their first rank.
+ */
 static void
 rule_duplicate_hosts(struct ctx *c)
 {
-	struct named *v = xcalloc(c->n, sizeof(*v));
-	size_t m = 0;
+	size_t cap = 16, *slot, *next, *last, *count;
 
-	for (size_t i = 0; i < c->n; i++)
-		if (c->hf->hosts[i].ssh != NULL && *c->hf->hosts[i].ssh)
-			v[m++] = (struct named){ c->hf->hosts[i].ssh, i, 0 };
-	qsort(v, m, sizeof(*v), named_cmp);
-	for (size_t i = 0; i < m;) {
-		size_t e = i + 1;
+	while (cap < 2 * c->n)
+		cap *= 2;
+	slot = xmalloc(cap * sizeof(*slot));
+	for (size_t k = 0; k < cap; k++)
+		slot[k] = SIZE_MAX;
+	next = xcalloc(c->n, sizeof(*next));
+	last = xcalloc(c->n, sizeof(*last));
+	count = xcalloc(c->n, sizeof(*count));
+	for (size_t i = 0; i < c->n; i++) {
+		const char *s = c->hf->hosts[i].ssh;
+		size_t k;
 
-		while (e < m && strcmp(v[e].s, v[i].s) == 0)
-			e++;
-		if (e - i > 1) {
-			size_t *r = xcalloc(e - i, sizeof(*r));
+		next[i] = SIZE_MAX;
+		if (s == NULL || *s == '\0')
+			continue;
+		for (k = name_hash(s) & (cap - 1); slot[k] != SIZE_MAX; k = (k + 1) & (cap - 1))
+			if (strcmp(c->hf->hosts[slot[k]].ssh, s) == 0)
+				break;
+		if (slot[k] == SIZE_MAX) {
+			slot[k] = i;
+			last[i] = i;
+			count[i] = 1;
+		} else {
+			size_t f = slot[k];
 
-			for (size_t k = i; k < e; k++)
-				r[k - i] = v[k].a;
-			add(c, true, "duplicate-host", r, e - i,
-			    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
-			    nm(c, v[i].a), e - i, v[i].a, v[i + 1].a, e - i > 2 ? " ..." : "");
-			free(r);
+			next[last[f]] = i;
+			last[f] = i;
+			count[f]++;
 		}
-		i = e;
 	}
-	free(v);
+	for (size_t i = 0; i < c->n; i++) {
+		size_t *r, m = 0;
+
+		if (count[i] < 2)
+			continue;
+		r = xcalloc(count[i], sizeof(*r));
+		for (size_t j = i; j != SIZE_MAX; j = next[j])
+			r[m++] = j;
+		add(c, true, "duplicate-host", r, m,
+		    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
+		    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
+		free(r);
+	}
+	free(slot);
+	free(next);
+	free(last);
+	free(count);
 }
 
 static void

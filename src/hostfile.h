@@ -71,6 +71,17 @@ int hostfile_parse(const char *buf, size_t len, const char *name,
 int hostfile_load(const char *path, struct jc_hostfile **out, struct hostfile_diags *diags);
 
 /*
+ * As hostfile_parse() and hostfile_load(), about twice as fast on large
+ * files, for a caller that no other thread can interrupt with jansson
+ * calls while they run: jansson's allocator is swapped for an arena during
+ * the call (its values are dropped with the arena, not freed one by one).
+ */
+int hostfile_parse_alone(const char *buf, size_t len, const char *name,
+    struct jc_hostfile **out, struct hostfile_diags *diags);
+int hostfile_load_alone(const char *path, struct jc_hostfile **out,
+    struct hostfile_diags *diags);
+
+/*
  * The --hostfile reader of the configure command, with the messages of
  * mlx's Hostfile.from_file: "Hostfile PATH doesn't exist" when there is no
  * such file, "Failed to parse hostfile PATH (WHY)" for any other problem

@@ -170,6 +170,8 @@ struct jc_hostfile {
 	struct jc_hf_host *hosts;
 	size_t nhosts;
 	bool legacy_list;	/* the file was a bare list of hosts */
+	/* when set, holds every string and array above: freed at once */
+	struct jc_arena *arena;
 };
 
 void jc_host_clear(struct jc_host *h);

@@ -100,30 +100,10 @@ fi
 
 # 2. files made here: a valid ring hostfile of about 10 MB (200000 hosts
 # with one IP each), a 10 MB JACCL matrix of 1000 hosts where every host
-# uses one device for every peer, a file over the size limit, a directory,
-# paths that cannot be read
-python3 - "$t" <<'PY'
-import sys
-t = sys.argv[1]
-with open(t + "/big-ring.json", "w") as f:
-    f.write('{"backend": "ring", "envs": [], "hosts": [\n')
-    f.write(",\n".join('{"ssh": "h%d", "ips": ["10.%d.%d.%d"], "rdma": []}'
-                       % (i, i >> 16, (i >> 8) & 255, i & 255) for i in range(200000)))
-    f.write("]}\n")
-n = 1000
-with open(t + "/big-mesh.json", "w") as f:
-    f.write('{"backend": "jaccl", "hosts": [\n')
-    for i in range(n):
-        row = ",".join("null" if j == i else '"rdma_en2"' for j in range(n))
-        f.write('{"ssh": "m%d", "ips": ["10.0.0.1"], "rdma": [%s]}%s\n'
-                % (i, row, "," if i + 1 < n else ""))
-    f.write("]}\n")
-# 200000 hosts without rdma under jaccl: rules that walk pairs of hosts
-# must not walk the 4e10 pairs of a matrix that is not there
-with open(t + "/many-hosts.json", "w") as f:
-    f.write('{"backend": "jaccl", "hosts": [%s]}\n'
-            % ",".join('{"ssh": "h%d"}' % i for i in range(200000)))
-PY
+# uses one device for every peer, 200000 hosts without rdma (all three by
+# big-hostfiles.py, which bench/check-bench.sh times), a file over the size
+# limit, a directory, paths that cannot be read
+python3 "$dir/big-hostfiles.py" "$t"
 head -c 17000000 /dev/zero | tr '\0' ' ' >"$t/huge.json"
 ln -s "$t/nowhere.json" "$t/dangling.json"
 run "10 MB ring hostfile is valid" "0 ring - -" "$t/big-ring.json"

@@ -483,6 +483,119 @@ test_backend_reads(void)
 	check_report_free(r);
 }
 
+/* Ranks under one ssh name: every one of them, names in the order of first rank. */
+static void
+test_duplicates(void)
+{
+	struct check_report *r;
+	struct jc_buf b = { 0 };
+
+	r = run("[{\"ssh\": \"b\"}, {\"ssh\": \"a\"}, {\"ssh\": \"b\"}, {\"ssh\": \"c\"},"
+	    "{\"ssh\": \"a\"}, {\"ssh\": \"b\"}, {\"ssh\": \"\"}, {\"ssh\": \"\"}]", "ring", 1);
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		if (strcmp(r->warnings[i].code, "duplicate-host") != 0)
+			continue;
+		buf_printf(&b, "%s:", r->names[r->warnings[i].ranks[0]]);
+		for (size_t k = 0; k < r->warnings[i].nranks; k++)
+			buf_printf(&b, " %zu", r->warnings[i].ranks[k]);
+		buf_puts(&b, ";");
+	}
+	is_str(b.data, "b: 0 2 5;a: 1 4;", "duplicate hosts: all ranks of each name, empty names aside");
+	ok(r->nwarnings > 0 && strstr(r->warnings[0].msg, "b is listed 3 times (ranks 0 and 2 ...)"),
+	    "duplicate hosts: the message names the first two ranks");
+	buf_free(&b);
+	check_report_free(r);
+}
+
+static bool
+streq(const char *a, const char *b)
+{
+	return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+}
+
+/* Both readers give the same hostfile and the same diagnostics. */
+static bool
+same_reading(const char *text)
+{
+	struct hostfile_diags d1 = { 0 }, d2 = { 0 };
+	struct jc_hostfile *a = NULL, *b = NULL;
+	bool same;
+
+	same = hostfile_parse(text, strlen(text), "t.json", &a, &d1) ==
+	    hostfile_parse_alone(text, strlen(text), "t.json", &b, &d2);
+	same = same && d1.n == d2.n && d1.nerrors == d2.nerrors && (a == NULL) == (b == NULL);
+	for (size_t i = 0; same && i < d1.n; i++)
+		same = strcmp(d1.v[i].msg, d2.v[i].msg) == 0 && d1.v[i].index == d2.v[i].index;
+	if (same && a != NULL) {
+		same = streq(a->backend, b->backend) && a->nhosts == b->nhosts &&
+		    a->nenvs == b->nenvs && a->legacy_list == b->legacy_list;
+		for (size_t i = 0; same && i < a->nenvs; i++)
+			same = streq(a->envs[i], b->envs[i]);
+		for (size_t i = 0; same && i < a->nhosts; i++) {
+			const struct jc_hf_host *x = &a->hosts[i], *y = &b->hosts[i];
+
+			same = streq(x->ssh, y->ssh) && x->nips == y->nips && x->nrdma == y->nrdma;
+			for (size_t k = 0; same && k < x->nips; k++)
+				same = streq(x->ips[k], y->ips[k]);
+			for (size_t k = 0; same && k < x->nrdma; k++) {
+				same = x->rdma[k].n == y->rdma[k].n &&
+				    x->rdma[k].is_list == y->rdma[k].is_list;
+				for (size_t e = 0; same && e < x->rdma[k].n; e++)
+					same = streq(x->rdma[k].names[e], y->rdma[k].names[e]);
+			}
+		}
+	}
+	jc_hostfile_free(a);
+	jc_hostfile_free(b);
+	hostfile_diags_free(&d1);
+	hostfile_diags_free(&d2);
+	return same;
+}
+
+/* hostfile_parse_alone(): jansson's values in an arena during the call. */
+static void
+test_alone(void)
+{
+	static const char *const texts[] = {
+		docs,
+		"{\"backend\": \"jaccl\", \"envs\": [\"A=1\", 2], \"hosts\": ["
+		"{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"rdma\": [null, [\"e2\", \"e3\"]]},"
+		"{\"ssh\": \"b c\", \"ips\": [\"x;y\", 1], \"rdma\": [\"e2\", null], \"k\": 1}]}",
+		"{\"hosts\": [{\"ssh\": \"a\"}, {\"ssh\": \"a\"}], \"hosts\": []}",
+		"{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\",",
+		"[1, \"x\", {\"ssh\": \"\u00e9\"}]",
+		"  ",
+	};
+	json_malloc_t m0, m1;
+	json_free_t f0, f1;
+	struct hostfile_diags d = { 0 };
+	struct jc_hostfile *hf = NULL;
+	json_t *before = json_pack("{s:[i,s]}", "k", 1, "made before");
+	char *big;
+	bool all = true;
+
+	json_get_alloc_funcs(&m0, &f0);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		if (!same_reading(texts[i])) {
+			all = false;
+			diag("read differently: %s", texts[i]);
+		}
+	ok(all, "both readers read the same files and find the same problems");
+	big = same_device_mesh(60, "jaccl", "rdma_en2");
+	ok(same_reading(big), "both readers read a large matrix alike (several arena blocks)");
+	free(big);
+	json_get_alloc_funcs(&m1, &f1);
+	ok(m0 == m1 && f0 == f1, "jansson's allocator is restored after a parse");
+	hostfile_parse_alone("{\"hosts\": [}", 13, "t.json", &hf, &d);
+	json_get_alloc_funcs(&m1, &f1);
+	ok(hf == NULL && d.nerrors == 1 && m0 == m1 && f0 == f1,
+	    "and after a syntax error");
+	hostfile_diags_free(&d);
+	is_str(json_string_value(json_array_get(json_object_get(before, "k"), 1)), "made before",
+	    "values made before the parse are intact");
+	json_decref(before);	/* freed with jansson's own free: would crash if swapped */
+}
+
 static void
 test_mlx(void)
 {
@@ -524,6 +637,8 @@ main(void)
 	test_names();
 	test_rules();
 	test_backend_reads();
+	test_duplicates();
+	test_alone();
 	test_mlx();
 	return done_testing();
 }
