@@ -558,10 +558,14 @@ report_strays(const struct graph *g)
 			jc_warn(graph_host_label(h), "%s sees %s %s, which does not see it back; cable not used",
 			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
 			break;
-		case GRAPH_STRAY_NO_IFACE:
-			jc_warn(graph_host_label(h), "%s: the cable to %s %s has no network interface at one end; cable not used",
-			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
+		case GRAPH_STRAY_NO_IFACE: {
+			char *ends = graph_no_iface_ends(g, st);
+
+			jc_warn(graph_host_label(h), "%s: the cable to %s %s has no network interface at %s; cable not used",
+			    port, graph_host_label(&g->hosts[st->peer_host]), peer, ends);
+			free(ends);
 			break;
+		}
 		case GRAPH_STRAY_SELF:
 			jc_warn(graph_host_label(h), "%s is cabled to %s of the same host; cable not used",
 			    port, peer);
