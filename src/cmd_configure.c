@@ -574,6 +574,30 @@ report_strays(const struct graph *g)
 		free(port);
 		free(peer);
 	}
+	/* ports whose peer Mac reported no domain UUID */
+	for (size_t i = 0; i < g->n; i++) {
+		const struct jc_host *h = &g->hosts[i];
+
+		for (size_t p = 0; p < h->nports; p++) {
+			const struct jc_port *pt = &h->ports[p];
+			char *port;
+
+			if (!pt->peer_no_id)
+				continue;
+			port = graph_port_label(h, p);
+			if (pt->peer_inferred)
+				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
+				    "domain UUID; paired by inference with the only port that fits it",
+				    port, pt->peer_name ? pt->peer_name : "?", pt->peer_model ? ", " : "",
+				    pt->peer_model ? pt->peer_model : "");
+			else
+				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
+				    "domain UUID, and not exactly one port of the hosts fits it; cable "
+				    "not used", port, pt->peer_name ? pt->peer_name : "?",
+				    pt->peer_model ? ", " : "", pt->peer_model ? pt->peer_model : "");
+			free(port);
+		}
+	}
 	for (size_t c = 0; c < g->ncables; c++) {
 		const struct graph_cable *cb = &g->cables[c];
 

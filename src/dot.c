@@ -202,6 +202,8 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 				buf_printf(&b, "\\n%d Gb/s", c->gbps);
 			if (c->via_dock)
 				buf_puts(&b, "\\nvia dock");
+			if (c->inferred)
+				buf_puts(&b, "\\ninferred (no domain UUID)");
 			if (c->rdma == JC_NO)
 				buf_puts(&b, "\\nno RDMA");
 			set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
@@ -259,6 +261,8 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 				buf_printf(&b, "%s/%s\\nno interface at %s", pt->iface ? pt->iface : "?",
 				    qt->iface ? qt->iface : "?", ends);
 				free(ends);
+				if (pt->peer_inferred || qt->peer_inferred)
+					buf_puts(&b, "\\ninferred (no domain UUID)");
 				if (pt->link_gbps > 0 || qt->link_gbps > 0)
 					buf_printf(&b, "\\n%d Gb/s", pt->link_gbps > 0 &&
 					    (qt->link_gbps <= 0 || pt->link_gbps < qt->link_gbps) ?

@@ -354,6 +354,7 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 				c->gbps = 0;
 			c->link = link_class(c->gbps);
 			c->via_dock = pt->peer_via_dock || qt->peer_via_dock;
+			c->inferred = pt->peer_inferred || qt->peer_inferred;
 			cable_rdma(c, hosts);
 			g->count[i * n + e->host]++;
 			g->count[e->host * n + i]++;

@@ -58,6 +58,7 @@ struct graph_cable {
 	int gbps;		/* link rate, 0 when unknown */
 	enum graph_link link;
 	bool via_dock;		/* either side sees the other through a dock */
+	bool inferred;		/* one end's peer gave no UUID: paired by inference */
 	int rdma;		/* enum jc_tri, see the top of this file */
 	char *why_not;		/* when rdma != JC_YES: the first reason, owned */
 };

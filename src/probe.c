@@ -17,6 +17,7 @@
 
 #include "bundle.h"
 #include "hosts.h"
+#include "parse_tb.h"
 #include "probe.h"
 
 #define TOKEN_LEN 32
@@ -605,8 +606,12 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 	size_t nt = n < PROBE_MAX_THREADS ? n : PROBE_MAX_THREADS, started = 0;
 	char *script, *quoted;
 
-	if (o->from != NULL)
-		return replay(hosts, n, o, raws);
+	if (o->from != NULL) {
+		size_t nerr = replay(hosts, n, o, raws);
+
+		parse_tb_infer_peers(hosts, n);
+		return nerr;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
@@ -628,6 +633,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		pthread_join(tids[i], NULL);
 	pthread_mutex_destroy(&sh.mu);
 	free((char *)sh.command);
+	parse_tb_infer_peers(hosts, n);	/* cables whose peer gave no UUID */
 	return sh.nerr;
 }
 

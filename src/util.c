@@ -370,6 +370,8 @@ jc_port_clear(struct jc_port *p)
 	free(p->link);
 	free(p->peer_id);
 	free(p->peer_model);
+	free(p->peer_name);
+	free(p->self_name);
 	strv_free_array(p->devices, p->ndevices);
 }
 
