@@ -112,7 +112,9 @@ test_extended(void)
 	h = inv_new(3, NULL);
 	inv_cable(&h[0], "en2", &h[1], "en2", 80);
 	inv_cable(&h[1], "en3", &h[2], "en3", 80);
+	free(h[1].ports[1].receptacle);
 	h[1].ports[1].receptacle = xstrdup("2");
+	free(h[2].ports[0].receptacle);
 	h[2].ports[0].receptacle = xstrdup("2");
 	for (int e = 0; e < 2; e++) {
 		free(h[1 + e].ports[e == 0 ? 1 : 0].iface);

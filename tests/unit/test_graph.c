@@ -181,7 +181,9 @@ test_strays(void)
 
 		h = inv_new(2, NULL);
 		inv_cable(&h[0], "en2", &h[1], "en3", 80);
+		free(h[0].ports[0].receptacle);
 		h[0].ports[0].receptacle = xstrdup("1");
+		free(h[1].ports[0].receptacle);
 		h[1].ports[0].receptacle = xstrdup("2");
 		free(h[1].ports[0].iface);
 		h[1].ports[0].iface = NULL;
