@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -77,11 +78,41 @@ str_of(const json_t *v)
 	return NULL;
 }
 
+/* A model identifier: letters, then digits, a comma and digits ("Mac16,9"). */
+static bool
+model_id(const char *s)
+{
+	size_t a = 0, d = 0, e = 0;
+
+	if (s == NULL)
+		return false;
+	while ((s[a] >= 'A' && s[a] <= 'Z') || (s[a] >= 'a' && s[a] <= 'z'))
+		a++;
+	while (s[a + d] >= '0' && s[a + d] <= '9')
+		d++;
+	if (a == 0 || d == 0 || s[a + d] != ',')
+		return false;
+	s += a + d + 1;
+	while (s[e] >= '0' && s[e] <= '9')
+		e++;
+	return e > 0 && s[e] == '\0';
+}
+
+/*
+ * A Mac on the other end of a cable: it reports its domain UUID or its
+ * XDomain services; when both were trimmed away, an Apple item whose
+ * device name is a model identifier is one too (a dock or a display
+ * reports a product name there).
+ */
 static bool
 is_mac_item(const json_t *item)
 {
+	const char *vendor = json_string_value(json_object_get(item, "vendor_name_key"));
+
 	return json_object_get(item, "domain_uuid_key") != NULL ||
-	    json_is_array(json_object_get(item, "services_title"));
+	    json_is_array(json_object_get(item, "services_title")) ||
+	    (vendor != NULL && strcmp(vendor, "Apple Inc.") == 0 &&
+	    model_id(json_string_value(json_object_get(item, "device_name_key"))));
 }
 
 static int
@@ -134,6 +165,8 @@ walk_items(struct walk *w, const json_t *items, int depth)
 				w->p->peer_id = str_of(json_object_get(item, "domain_uuid_key"));
 				w->p->peer_via_dock = depth > 0;
 				w->p->peer_model = str_of(json_object_get(item, "device_name_key"));
+				w->p->peer_name = str_of(json_object_get(item, "_name"));
+				w->p->peer_no_id = w->p->peer_id == NULL;
 				w->p->peer_rdma_service = rdma_service(item);
 			}
 			continue;
@@ -168,6 +201,7 @@ bus_to_port(const json_t *bus, struct jc_port *p, struct jc_strv *notes)
 	    jc_parse_int(name + 16, 0, 1000, &v))
 		p->bus = (int)v;
 	p->id = str_of(json_object_get(bus, "domain_uuid_key"));
+	p->self_name = str_of(json_object_get(bus, "device_name_key"));
 	if (json_is_object(tag)) {
 		p->receptacle = str_of(json_object_get(tag, "receptacle_id_key"));
 		p->link = str_of(json_object_get(tag, "current_speed_key"));
@@ -182,6 +216,109 @@ bus_to_port(const json_t *bus, struct jc_port *p, struct jc_strv *notes)
 		    "levels ignored", name ? name : "?", TB_MAX_DEPTH));
 	p->devices = w.devices.v;
 	p->ndevices = w.devices.n;
+	if (p->peer_no_id && notes != NULL) {
+		char *port = p->receptacle ? xasprintf("Thunderbolt %s", p->receptacle) :
+		    xasprintf("bus %s", name ? name : "?");
+
+		strv_push_owned(notes, xasprintf("%s: the Mac cabled here (%s%s%s) reports no "
+		    "domain UUID; the cable is paired only when one port of one probed host "
+		    "fits it", port, p->peer_name ? p->peer_name : "?",
+		    p->peer_model ? ", " : "", p->peer_model ? p->peer_model : ""));
+		free(port);
+	}
+}
+
+static void
+host_note(struct jc_host *h, char *note)
+{
+	h->notes = xreallocarray(h->notes, h->nnotes + 1, sizeof(*h->notes));
+	h->notes[h->nnotes++] = note;
+}
+
+/* Port p's peer, as p describes it, could be host h. */
+static bool
+describes(const struct jc_port *p, const struct jc_host *h)
+{
+	if (p->peer_model != NULL && h->model != NULL)
+		return strcmp(p->peer_model, h->model) == 0;
+	for (size_t k = 0; p->peer_name != NULL && k < h->nports; k++)
+		if (h->ports[k].self_name != NULL && strcmp(h->ports[k].self_name, p->peer_name) == 0)
+			return true;
+	return false;
+}
+
+/* Port p of host i sees port q of host j: by its UUID, or by description. */
+static bool
+sees(const struct jc_port *p, const struct jc_port *q, const struct jc_host *hj)
+{
+	if (p->peer_id != NULL)
+		return q->id != NULL && strcasecmp(p->peer_id, q->id) == 0;
+	return p->peer_no_id && describes(p, hj);
+}
+
+static bool
+fits(const struct jc_host *hosts, size_t i, size_t p, size_t j, size_t q)
+{
+	const struct jc_port *a = &hosts[i].ports[p], *b = &hosts[j].ports[q];
+
+	return i != j && (a->peer_no_id || b->peer_no_id) && a->id != NULL && b->id != NULL &&
+	    a->link_gbps > 0 && a->link_gbps == b->link_gbps &&
+	    sees(a, b, &hosts[j]) && sees(b, a, &hosts[i]);
+}
+
+/* How many ports of other hosts fit port p of host i; the last one in *fj, *fq. */
+static size_t
+count_fits(const struct jc_host *hosts, size_t n, size_t i, size_t p, size_t *fj, size_t *fq)
+{
+	size_t c = 0;
+
+	for (size_t j = 0; j < n; j++)
+		for (size_t q = 0; q < hosts[j].nports; q++)
+			if (fits(hosts, i, p, j, q)) {
+				c++;
+				*fj = j;
+				*fq = q;
+			}
+	return c;
+}
+
+size_t
+parse_tb_infer_peers(struct jc_host *hosts, size_t n)
+{
+	size_t paired = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t p = 0; p < hosts[i].nports; p++) {
+			struct jc_port *a = &hosts[i].ports[p], *b;
+			size_t j = 0, q = 0, bi = 0, bp = 0;
+			char *la, *lb;
+
+			if (!a->peer_no_id || a->peer_id != NULL)
+				continue;
+			if (count_fits(hosts, n, i, p, &j, &q) != 1 ||
+			    count_fits(hosts, n, j, q, &bi, &bp) != 1 || bi != i || bp != p)
+				continue;	/* none, or two candidates: never guess */
+			b = &hosts[j].ports[q];
+			a->peer_id = xstrdup(b->id);
+			a->peer_inferred = true;
+			if (b->peer_id == NULL) {
+				b->peer_id = xstrdup(a->id);
+				b->peer_inferred = true;
+			}
+			la = a->receptacle ? xasprintf("Thunderbolt %s", a->receptacle) : xstrdup("a port");
+			lb = b->receptacle ? xasprintf("Thunderbolt %s", b->receptacle) : xstrdup("a port");
+			host_note(&hosts[i], xasprintf("%s: paired with %s %s by inference (the only "
+			    "port that fits, at %d Gb/s)", la, hosts[j].name, lb, a->link_gbps));
+			if (b->peer_inferred)
+				host_note(&hosts[j], xasprintf("%s: paired with %s %s by inference (the "
+				    "only port that fits, at %d Gb/s)", lb, hosts[i].name, la,
+				    b->link_gbps));
+			free(la);
+			free(lb);
+			paired++;
+		}
+	}
+	return paired;
 }
 
 /* Numeric receptacle, or LONG_MAX when none (those keep source order, last). */

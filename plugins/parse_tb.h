@@ -51,6 +51,18 @@ int parse_tb_doc(const json_t *doc, struct jc_port **ports, size_t *n,
  */
 json_t *parse_plist_xml(const char *data, size_t len, struct jc_err *err);
 
+/*
+ * Pair the ports whose peer Mac reported no domain UUID (port.peer_no_id)
+ * across hosts[0..n): port a of one host and port b of another are paired
+ * when each sees the other (by UUID, or by describing the other's host:
+ * its model when both are known, else its name as its buses report it),
+ * at the same known link rate, and each is the only port that fits the
+ * other. Then peer_id is set to the other's id and peer_inferred marks it,
+ * with a note on each host. Never guesses between two candidates. Returns
+ * the number of cables paired.
+ */
+size_t parse_tb_infer_peers(struct jc_host *hosts, size_t n);
+
 /* Free an array of ports as returned above (NULL is fine). */
 void parse_tb_free(struct jc_port *ports, size_t n);
 

@@ -25,6 +25,22 @@ buf_quoted(struct jc_buf *b, const char *s)
 	}
 }
 
+/* "?/en6\nno interface at mac1 Thunderbolt 2", quoted for DOT. */
+static void
+no_iface_label(struct jc_buf *b, const struct graph *g, const struct graph_stray *st)
+{
+	const char *x = g->hosts[st->host].ports[st->port].iface;
+	const char *y = g->hosts[st->peer_host].ports[st->peer_port].iface;
+	char *ends = graph_no_iface_ends(g, st);
+
+	buf_quoted(b, x ? x : "?");
+	buf_puts(b, "/");
+	buf_quoted(b, y ? y : "?");
+	buf_puts(b, "\\nno interface at ");
+	buf_quoted(b, ends);
+	free(ends);
+}
+
 static void
 mlx_text(struct jc_buf *b, const struct graph *g)
 {
@@ -50,7 +66,50 @@ mlx_text(struct jc_buf *b, const struct graph *g)
 		free(a);
 		free(z);
 	}
+	/*
+	 * Cables without an interface at one end or both: mlx draws none (its
+	 * iface_map lookup fails), so after its edges, one edge each with "?"
+	 * for the unknown name and the reason.
+	 */
+	for (size_t s = 0; s < g->nstrays; s++) {
+		const struct graph_stray *st = &g->strays[s];
+		char *a, *z;
+
+		if (st->kind != GRAPH_STRAY_NO_IFACE)
+			continue;
+		a = graph_node_id(st->host);
+		z = graph_node_id(st->peer_host);
+		buf_printf(b, "  %s -- %s [label=\"", a, z);
+		no_iface_label(b, g, st);
+		buf_puts(b, "\"]\n");
+		free(a);
+		free(z);
+	}
 	buf_puts(b, "}\n");
+}
+
+static size_t
+count_no_iface(const struct graph *g)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < g->nstrays; s++)
+		n += g->strays[s].kind == GRAPH_STRAY_NO_IFACE;
+	return n;
+}
+
+/* Hosts i and j are joined by a cable without an interface. */
+static bool
+joined_no_iface(const struct graph *g, size_t i, size_t j)
+{
+	for (size_t s = 0; s < g->nstrays; s++) {
+		const struct graph_stray *st = &g->strays[s];
+
+		if (st->kind == GRAPH_STRAY_NO_IFACE &&
+		    ((st->host == i && st->peer_host == j) || (st->host == j && st->peer_host == i)))
+			return true;
+	}
+	return false;
 }
 
 static int
@@ -143,6 +202,8 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 				buf_printf(&b, "\\n%d Gb/s", c->gbps);
 			if (c->via_dock)
 				buf_puts(&b, "\\nvia dock");
+			if (c->inferred)
+				buf_puts(&b, "\\ninferred (no domain UUID)");
 			if (c->rdma == JC_NO)
 				buf_puts(&b, "\\nno RDMA");
 			set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
@@ -159,7 +220,7 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 			for (size_t j = i + 1; j < g->n; j++) {
 				Agedge_t *e;
 
-				if (graph_count(g, i, j, false) > 0)
+				if (graph_count(g, i, j, false) > 0 || joined_no_iface(g, i, j))
 					continue;
 				e = agedge(gr, nodes[i], nodes[j], NULL, 1);
 				set(e, "color", "red");
@@ -191,9 +252,25 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 			}
 			e = agedge(gr, nodes[st->host], other, NULL, 1);
 			b.len = 0;
-			buf_printf(&b, "%s%s", pt->iface ? pt->iface : "?",
-			    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" :
-			    st->kind == GRAPH_STRAY_NO_IFACE ? "\\nno interface" : "");
+			if (st->kind == GRAPH_STRAY_NO_IFACE) {
+				/* one edge for the cable, whatever end lacks a name */
+				const struct jc_port *qt =
+				    &g->hosts[st->peer_host].ports[st->peer_port];
+				char *ends = graph_no_iface_ends(g, st);
+
+				buf_printf(&b, "%s/%s\\nno interface at %s", pt->iface ? pt->iface : "?",
+				    qt->iface ? qt->iface : "?", ends);
+				free(ends);
+				if (pt->peer_inferred || qt->peer_inferred)
+					buf_puts(&b, "\\ninferred (no domain UUID)");
+				if (pt->link_gbps > 0 || qt->link_gbps > 0)
+					buf_printf(&b, "\\n%d Gb/s", pt->link_gbps > 0 &&
+					    (qt->link_gbps <= 0 || pt->link_gbps < qt->link_gbps) ?
+					    pt->link_gbps : qt->link_gbps);
+			} else {
+				buf_printf(&b, "%s%s", pt->iface ? pt->iface : "?",
+				    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" : "");
+			}
 			set(e, "label", b.data);
 			set(e, "color", "gray");
 			set(e, "style", "dashed");
@@ -225,9 +302,9 @@ dot_write(FILE *fp, const struct graph *g, unsigned flags, struct jc_err *err)
 	mlx_text(&b, g);
 	if ((r = dot_check(b.data, &nn, &ne, err)) != 0)
 		goto out;
-	if (nn != g->n || ne != g->ncables) {
+	if (nn != g->n || ne != g->ncables + count_no_iface(g)) {
 		r = jc_fail(err, -EINVAL, "DOT text reads back as %zu nodes and %zu edges, not %zu and %zu",
-		    nn, ne, g->n, g->ncables);
+		    nn, ne, g->n, g->ncables + count_no_iface(g));
 		goto out;
 	}
 	if (fwrite(b.data, 1, b.len, fp) != b.len || ferror(fp))

@@ -327,12 +327,15 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 				stray_add(g, GRAPH_STRAY_SELF, i, p, e->host, e->port, pt->peer_id);
 				continue;
 			}
+			if (assigned[i][p])
+				continue;
 			if (pt->iface == NULL || qt->iface == NULL) {
+				/* one cable, one entry: from its first end met */
+				assigned[i][p] = true;
+				assigned[e->host][e->port] = true;
 				stray_add(g, GRAPH_STRAY_NO_IFACE, i, p, e->host, e->port, pt->peer_id);
 				continue;
 			}
-			if (assigned[i][p])
-				continue;
 			assigned[i][p] = true;
 			assigned[e->host][e->port] = true;
 			if (g->ncables == cap_cables) {
@@ -351,6 +354,7 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 				c->gbps = 0;
 			c->link = link_class(c->gbps);
 			c->via_dock = pt->peer_via_dock || qt->peer_via_dock;
+			c->inferred = pt->peer_inferred || qt->peer_inferred;
 			cable_rdma(c, hosts);
 			g->count[i * n + e->host]++;
 			g->count[e->host * n + i]++;
@@ -666,6 +670,26 @@ graph_port_label(const struct jc_host *h, size_t port)
 	if (p->receptacle != NULL)
 		return xasprintf("Thunderbolt %s", p->receptacle);
 	return xasprintf("bus %d", p->bus);
+}
+
+char *
+graph_no_iface_ends(const struct graph *g, const struct graph_stray *st)
+{
+	const struct jc_host *h[2] = { &g->hosts[st->host], &g->hosts[st->peer_host] };
+	size_t port[2] = { st->port, st->peer_port };
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (int e = 0; e < 2; e++) {
+		char *l;
+
+		if (h[e]->ports[port[e]].iface != NULL)
+			continue;
+		l = graph_port_label(h[e], port[e]);
+		buf_printf(&b, "%s%s %s", b.len ? " and " : "", graph_host_label(h[e]), l);
+		free(l);
+	}
+	return buf_steal(&b);
 }
 
 static bool

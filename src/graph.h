@@ -58,6 +58,7 @@ struct graph_cable {
 	int gbps;		/* link rate, 0 when unknown */
 	enum graph_link link;
 	bool via_dock;		/* either side sees the other through a dock */
+	bool inferred;		/* one end's peer gave no UUID: paired by inference */
 	int rdma;		/* enum jc_tri, see the top of this file */
 	char *why_not;		/* when rdma != JC_YES: the first reason, owned */
 };
@@ -65,7 +66,9 @@ struct graph_cable {
 enum graph_stray_kind {
 	GRAPH_STRAY_OUTSIDE,	/* peer is not a port of a listed host */
 	GRAPH_STRAY_ONE_SIDED,	/* peer's port does not name this port back */
-	GRAPH_STRAY_NO_IFACE,	/* this port or the peer's has no interface */
+	GRAPH_STRAY_NO_IFACE,	/* a cable whose ends name each other, without an
+				 * interface at one end or both: listed once, from
+				 * the end met first (host < peer_host) */
 	GRAPH_STRAY_SELF,	/* both ends on the same host */
 };
 
@@ -193,6 +196,13 @@ size_t graph_rdma_problems(const struct graph *g, const struct graph_choice *c,
  * receptacle is unknown, "bus 2" when the interface is too. New string.
  */
 char *graph_port_label(const struct jc_host *h, size_t port);
+
+/*
+ * The ends of a GRAPH_STRAY_NO_IFACE cable that have no interface, as
+ * "mac1 Thunderbolt 2" or "mac1 Thunderbolt 2 and mac2 Thunderbolt 1".
+ * New string.
+ */
+char *graph_no_iface_ends(const struct graph *g, const struct graph_stray *st);
 
 /* Text of the ports of host i that carry no cable, comma separated. New string. */
 char *graph_free_ports(const struct graph *g, size_t i);

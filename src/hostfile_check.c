@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "hostfile_check.h"
@@ -257,34 +258,73 @@ named_cmp(const void *x, const void *y)
 	return p->b < q->b ? -1 : p->b > q->b;
 }
 
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Hosts listed under one ssh name, found with a hash table (linear in the
+ * number of hosts): each name's ranks are chained in rank order, and the
+ * names are reported in the order of their first rank.
+ */
 static void
 rule_duplicate_hosts(struct ctx *c)
 {
-	struct named *v = xcalloc(c->n, sizeof(*v));
-	size_t m = 0;
+	size_t cap = 16, *slot, *next, *last, *count;
 
-	for (size_t i = 0; i < c->n; i++)
-		if (c->hf->hosts[i].ssh != NULL && *c->hf->hosts[i].ssh)
-			v[m++] = (struct named){ c->hf->hosts[i].ssh, i, 0 };
-	qsort(v, m, sizeof(*v), named_cmp);
-	for (size_t i = 0; i < m;) {
-		size_t e = i + 1;
+	while (cap < 2 * c->n)
+		cap *= 2;
+	slot = xmalloc(cap * sizeof(*slot));
+	for (size_t k = 0; k < cap; k++)
+		slot[k] = SIZE_MAX;
+	next = xcalloc(c->n, sizeof(*next));
+	last = xcalloc(c->n, sizeof(*last));
+	count = xcalloc(c->n, sizeof(*count));
+	for (size_t i = 0; i < c->n; i++) {
+		const char *s = c->hf->hosts[i].ssh;
+		size_t k;
 
-		while (e < m && strcmp(v[e].s, v[i].s) == 0)
-			e++;
-		if (e - i > 1) {
-			size_t *r = xcalloc(e - i, sizeof(*r));
+		next[i] = SIZE_MAX;
+		if (s == NULL || *s == '\0')
+			continue;
+		for (k = name_hash(s) & (cap - 1); slot[k] != SIZE_MAX; k = (k + 1) & (cap - 1))
+			if (strcmp(c->hf->hosts[slot[k]].ssh, s) == 0)
+				break;
+		if (slot[k] == SIZE_MAX) {
+			slot[k] = i;
+			last[i] = i;
+			count[i] = 1;
+		} else {
+			size_t f = slot[k];
 
-			for (size_t k = i; k < e; k++)
-				r[k - i] = v[k].a;
-			add(c, true, "duplicate-host", r, e - i,
-			    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
-			    nm(c, v[i].a), e - i, v[i].a, v[i + 1].a, e - i > 2 ? " ..." : "");
-			free(r);
+			next[last[f]] = i;
+			last[f] = i;
+			count[f]++;
 		}
-		i = e;
 	}
-	free(v);
+	for (size_t i = 0; i < c->n; i++) {
+		size_t *r, m = 0;
+
+		if (count[i] < 2)
+			continue;
+		r = xcalloc(count[i], sizeof(*r));
+		for (size_t j = i; j != SIZE_MAX; j = next[j])
+			r[m++] = j;
+		add(c, true, "duplicate-host", r, m,
+		    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
+		    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
+		free(r);
+	}
+	free(slot);
+	free(next);
+	free(last);
+	free(count);
 }
 
 static void
@@ -656,6 +696,82 @@ rule_ring(struct ctx *c)
 			rule_qp(c, i, true);
 }
 
+/* Which IPs of which host the ring backend cannot use (every rank's, all of them). */
+static void
+rule_ring_addresses(struct ctx *c)
+{
+	size_t n = c->n, want = 0, best = 0;
+	bool even = true;
+	struct idxv odd = { 0 };
+	struct jc_buf b = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct jc_hf_host *h = &c->hf->hosts[i];
+
+		for (size_t k = 0; k < h->nips; k++) {
+			const char *ip = h->ips[k];
+
+			/* ring.cpp opens socket(AF_INET, ...) to bind and to connect */
+			if (strchr(ip, ':') != NULL && hostfile_ip_ok(ip))
+				add(c, false, "ring-not-ipv4", &i, 1,
+				    "%s lists the IPv6 address %s: the ring backend opens IPv4 "
+				    "sockets only, to listen on a host's IPs and to connect to them",
+				    nm(c, i), ip);
+			else if (!jc_ipv4_ok(ip) && hostfile_ip_ok(ip))
+				add(c, true, "ring-hostname", &i, 1,
+				    "%s lists the name %s: every rank must resolve it to an IPv4 "
+				    "address of %s", nm(c, i), ip, nm(c, i));
+		}
+		if (h->nips > 0 && h->nips != c->hf->hosts[0].nips)
+			even = false;
+	}
+	if (even || n < 2)
+		return;
+	/*
+	 * Rank r accepts one connection per IP of its own from its left and
+	 * makes one per IP of rank r+1 to its right, and needs as many of
+	 * each: so every host lists as many IPs. The odd ones are those that
+	 * differ from the most common count.
+	 */
+	{
+		size_t *w = xcalloc(n, sizeof(*w)), m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (c->hf->hosts[i].nips > 0)
+				w[m++] = c->hf->hosts[i].nips;
+		qsort(w, m, sizeof(*w), size_cmp);
+		for (size_t i = 0; i < m;) {
+			size_t e = i;
+
+			while (e < m && w[e] == w[i])
+				e++;
+			if (e - i > best) {
+				best = e - i;
+				want = w[i];
+			}
+			i = e;
+		}
+		free(w);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = c->hf->hosts[i].nips;
+
+		if (k == 0 || k == want)
+			continue;
+		if (odd.n < 3)
+			buf_printf(&b, "%s%s lists %zu", odd.n ? ", " : "", nm(c, i), k);
+		idxv_push(&odd, i);
+	}
+	if (odd.n > 3)
+		buf_printf(&b, " and %zu more", odd.n - 3);
+	add(c, false, "ring-ip-count", odd.v, odd.n,
+	    "the ring backend pairs each rank's connections from its left neighbour (one per IP "
+	    "of its own) with those to its right neighbour (one per IP of that host), so every "
+	    "host needs the same number of IPs: most list %zu, but %s", want, b.data);
+	buf_free(&b);
+	free(odd.v);
+}
+
 static bool
 is_backend(const char *s)
 {
@@ -663,34 +779,65 @@ is_backend(const char *s)
 	    strcmp(s, "jaccl-ring") == 0;
 }
 
+/*
+ * The backend that applies: the option's, else the file's (NULL when it is
+ * not one that is checked), else the one the rdma matrix describes.
+ */
+static const char *
+pick_backend(struct ctx *c, const char *backend)
+{
+	if (backend != NULL) {
+		c->rep->backend_source = "option";
+		return backend;
+	}
+	if (*c->hf->backend != '\0') {
+		c->rep->backend_source = "hostfile";
+		return is_backend(c->hf->backend) ? c->hf->backend : NULL;
+	}
+	if (c->n == 0)
+		return NULL;
+	c->rep->backend_source = "cabling";
+	return choose_backend(c);
+}
+
+/*
+ * Why a problem the reader found does not matter to backend, or NULL when
+ * it does. mlx.launch's launch_ring reads only "ssh" and "ips"; its
+ * launch_jaccl reads only rank 0's first IP (the coordinator), and JACCL
+ * the rdma matrix.
+ */
+static const char *
+unused_by(const char *backend, const struct hostfile_diag *g)
+{
+	if (backend == NULL || g->warning)
+		return NULL;
+	if (strcmp(backend, "ring") == 0 && g->part == HF_PART_RDMA)
+		return "the ring backend does not read rdma";
+	if (strcmp(backend, "ring") != 0 && g->part == HF_PART_IPS &&
+	    (g->host > 0 || g->index > 0))
+		return "JACCL uses only rank 0's first IP";
+	return NULL;
+}
+
 static void
-rules(struct ctx *c, const char *backend)
+rules(struct ctx *c, const char *option, const char *backend)
 {
 	const struct jc_hostfile *hf = c->hf;
 	bool any_rdma = false;
 
-	if (backend != NULL) {
-		c->rep->backend_source = "option";
-	} else if (*hf->backend != '\0') {
-		c->rep->backend_source = "hostfile";
-		backend = hf->backend;
-		if (!is_backend(backend)) {
-			char *d = hostfile_printable(backend, 32);
+	if (option == NULL && *hf->backend != '\0' && backend == NULL) {
+		char *d = hostfile_printable(hf->backend, 32);
 
-			add(c, false, "unknown-backend", NULL, 0,
-			    "backend '%s' is not one that jaccl-config checks (ring, jaccl or "
-			    "jaccl-ring)", d);
-			free(d);
-			backend = NULL;
-		}
-	} else if (c->n > 0) {
-		backend = choose_backend(c);
-		c->rep->backend_source = "cabling";
-		if (strcmp(backend, "ring") != 0 && !c->backend_bad)
-			add(c, true, "no-backend", NULL, 0,
-			    "the hostfile names no backend: its rdma matrix is for %s, but "
-			    "mlx.launch uses ring unless it is given --backend %s",
-			    backend, backend);
+		add(c, false, "unknown-backend", NULL, 0,
+		    "backend '%s' is not one that jaccl-config checks (ring, jaccl or "
+		    "jaccl-ring)", d);
+		free(d);
+	} else if (backend != NULL && strcmp(c->rep->backend_source, "cabling") == 0 &&
+	    strcmp(backend, "ring") != 0 && !c->backend_bad) {
+		add(c, true, "no-backend", NULL, 0,
+		    "the hostfile names no backend: its rdma matrix is for %s, but "
+		    "mlx.launch uses ring unless it is given --backend %s",
+		    backend, backend);
 	}
 	c->rep->backend = xstrdup(backend);
 
@@ -706,6 +853,7 @@ rules(struct ctx *c, const char *backend)
 			any_rdma = any_rdma || hf->hosts[i].rdma[j].n > 0;
 	if (strcmp(backend, "ring") == 0) {
 		rule_ring_ips(c);
+		rule_ring_addresses(c);
 		if (any_rdma)
 			add(c, true, "rdma-unused", NULL, 0,
 			    "the ring backend talks TCP over the IPs: the rdma entries are not used");
@@ -732,6 +880,7 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 {
 	struct check_report *rep = xcalloc(1, sizeof(*rep));
 	struct ctx c = { .hf = hf, .rep = rep };
+	const char *eff = NULL;
 	bool top_bad = false;
 
 	rep->port = port;
@@ -756,31 +905,41 @@ check_hostfile(const struct jc_hostfile *hf, const struct hostfile_diags *diags,
 		size_t r = g->host >= 0 ? (size_t)g->host : 0;
 		bool about = g->host >= 0 && r < c.n;
 
-		if (!g->warning && about && (g->part == HF_PART_RDMA || g->part == HF_PART_HOST) &&
+		if (g->warning)
+			continue;
+		if (about && (g->part == HF_PART_RDMA || g->part == HF_PART_HOST) &&
 		    strcmp(g->code, "bad-type") == 0)
 			c.rdma_bad[r] = true;
-		if (!g->warning && g->part == HF_PART_IPS && about && r == 0)
+		if (g->part == HF_PART_IPS && about && r == 0 && g->index <= 0)
 			c.ips0_bad = true;
-		if (!g->warning && g->part == HF_PART_BACKEND)
+		if (g->part == HF_PART_BACKEND)
 			c.backend_bad = true;
-		if (!g->warning && (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS ||
-		    g->part == HF_PART_FILE))
+		if (g->part == HF_PART_TOP || g->part == HF_PART_HOSTS || g->part == HF_PART_FILE)
 			top_bad = true;
-		/* name the host when its ssh name is usable: "mac2: hosts[1].ips[0]: ..." */
-		if (about && hostfile_ssh_ok(hf->hosts[r].ssh))
-			add(&c, g->warning, g->code, &r, 1, "%s: %s", rep->names[r], g->msg);
-		else
-			add(&c, g->warning, g->code, &r, about ? 1 : 0, "%s", g->msg);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		c.row_ok[i] = !c.rdma_bad[i] && hf->hosts[i].nrdma == c.n;
+	if (hf != NULL)
+		eff = pick_backend(&c, backend);
+	for (size_t k = 0; diags != NULL && k < diags->n; k++) {
+		const struct hostfile_diag *g = &diags->v[k];
+		size_t r = g->host >= 0 ? (size_t)g->host : 0;
+		bool about = g->host >= 0 && r < c.n;
+		const char *why = unused_by(eff, g);
+		bool named = about && hostfile_ssh_ok(hf->hosts[r].ssh);
+
+		/* name the host when its ssh name is usable: "mac2: hosts[1].ips[0]: ..." */
+		add(&c, g->warning || why != NULL, g->code, &r, about ? 1 : 0, "%s%s%s%s%s%s",
+		    named ? rep->names[r] : "", named ? ": " : "", g->msg,
+		    why ? " (" : "", why ? why : "", why ? ")" : "");
+	}
 	if (hf == NULL) {
 		rep->backend = xstrdup(backend);
 		rep->backend_source = backend ? "option" : NULL;
 	} else {
 		if (c.n == 0 && !top_bad)
 			add(&c, false, "no-hosts", NULL, 0, "the hostfile lists no hosts");
-		rules(&c, backend);
+		rules(&c, backend, eff);
 	}
 	tally_finish(&c);
 	free(c.rdma_bad);

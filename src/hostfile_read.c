@@ -17,13 +17,49 @@
 #include "hostfile_read.h"
 #include "hosts.h"
 
-/* room for "hosts[N].rdma[N][N]" */
+/* room for "hosts[N]" */
 #define PATH_LEN 96
 
 struct reader {
 	struct hostfile_diags *d;
 	const char *name;
+	struct jc_arena **arena;	/* where the hostfile's strings and arrays go */
 };
+
+/* A copy of the JSON string v in the hostfile's arena. */
+static char *
+str_copy(struct reader *r, json_t *v)
+{
+	return jc_arena_strndup(r->arena, json_string_value(v), json_string_length(v));
+}
+
+static void *
+arr(struct reader *r, size_t n, size_t size)
+{
+	return jc_arena_calloc(r->arena, n, size);
+}
+
+/*
+ * "PREFIX[I]" into buf (of PATH_LEN bytes), without printf: this runs once
+ * per host of files with hundreds of thousands.
+ */
+static void
+index_path(char *buf, const char *prefix, size_t i)
+{
+	char digits[24];
+	size_t n = 0, len = strnlen(prefix, 16);
+
+	do {
+		digits[n++] = (char)('0' + i % 10);
+		i /= 10;
+	} while (i > 0);
+	memcpy(buf, prefix, len);
+	buf[len++] = '[';
+	while (n > 0)
+		buf[len++] = digits[--n];
+	buf[len++] = ']';
+	buf[len] = '\0';
+}
 
 static void JC_PRINTF(6, 7)
 add_diag(struct reader *r, bool warning, const char *code, enum hostfile_part part,
@@ -39,6 +75,7 @@ add_diag(struct reader *r, bool warning, const char *code, enum hostfile_part pa
 	g->warning = warning;
 	g->part = part;
 	g->host = host;
+	g->index = -1;
 	va_start(ap, fmt);
 	g->msg = xvasprintf(fmt, ap);
 	va_end(ap);
@@ -116,10 +153,16 @@ q(const char *s)
 	return hostfile_printable(s, 64);
 }
 
+/*
+ * A DNS name: labels of letters, digits, - and _, the last one not all
+ * digits (no top-level domain is a number), so a dotted quad with an octet
+ * over 255 or a fifth number is not taken for a name to resolve.
+ */
 static bool
 dns_name_ok(const char *s)
 {
 	size_t label = 0, n = 0;
+	bool numeric = true, last = true;	/* the label, and the one before a dot */
 
 	if (*s == '\0' || *s == '-' || *s == '.')
 		return false;
@@ -132,15 +175,19 @@ dns_name_ok(const char *s)
 			if (label == 0)
 				return false;
 			label = 0;
+			last = numeric;
+			numeric = true;
 			continue;
 		}
+		if (c < '0' || c > '9')
+			numeric = false;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
 			return false;
 		if (++label > 63)
 			return false;
 	}
-	return true;
+	return label > 0 ? !numeric : !last;	/* "name." ends with a dot */
 }
 
 bool
@@ -241,54 +288,60 @@ unknown_key(struct reader *r, enum hostfile_part part, long host, const char *wh
 	free(k);
 }
 
-/* A device name of the rdma matrix; validated, kept as read. */
+/*
+ * A device name of the rdma matrix, at PATH.rdma[k] (or PATH.rdma[k][sub]
+ * when sub >= 0); validated, kept as read.
+ */
 static char *
-read_device(struct reader *r, json_t *v, long host, const char *path)
+read_device(struct reader *r, json_t *v, long host, const char *path, size_t k, long sub)
 {
 	const char *s = json_string_value(v);
 
 	if (!jc_iface_name_ok(s)) {
 		char *d = q(s);
 
-		add_diag(r, false, "bad-name", HF_PART_RDMA, host,
-		    "%s: '%s' is not an RDMA device name (letters, digits, _ . - only)",
-		    path, d);
+		if (sub < 0)
+			add_diag(r, false, "bad-name", HF_PART_RDMA, host,
+			    "%s.rdma[%zu]: '%s' is not an RDMA device name (letters, digits, "
+			    "_ . - only)", path, k, d);
+		else
+			add_diag(r, false, "bad-name", HF_PART_RDMA, host,
+			    "%s.rdma[%zu][%ld]: '%s' is not an RDMA device name (letters, "
+			    "digits, _ . - only)", path, k, sub, d);
 		free(d);
 	}
-	return xstrdup(s);
+	return str_copy(r, v);
 }
 
 static void
-read_cell(struct reader *r, json_t *v, struct jc_hf_cell *c, long host, const char *path)
+read_cell(struct reader *r, json_t *v, struct jc_hf_cell *c, long host, const char *path,
+    size_t k)
 {
-	size_t k, n;
-	json_t *e;
+	size_t e, n;
+	json_t *x;
 
 	if (json_is_null(v))
 		return;
 	if (json_is_string(v)) {
-		c->names = xcalloc(1, sizeof(*c->names));
-		c->names[0] = read_device(r, v, host, path);
+		c->names = arr(r, 1, sizeof(*c->names));
+		c->names[0] = read_device(r, v, host, path, k, -1);
 		c->n = 1;
 		return;
 	}
 	if (!json_is_array(v)) {
 		add_diag(r, false, "bad-type", HF_PART_RDMA, host,
-		    "%s: expected null, a string or a list of strings", path);
+		    "%s.rdma[%zu]: expected null, a string or a list of strings", path, k);
 		return;
 	}
 	c->is_list = true;
 	n = json_array_size(v);
-	c->names = xcalloc(n, sizeof(*c->names));
-	json_array_foreach(v, k, e) {
-		char p[PATH_LEN];
-
-		snprintf(p, sizeof(p), "%.64s[%zu]", path, k);
-		if (json_is_string(e))
-			c->names[c->n++] = read_device(r, e, host, p);
+	c->names = arr(r, n, sizeof(*c->names));
+	json_array_foreach(v, e, x) {
+		if (json_is_string(x))
+			c->names[c->n++] = read_device(r, x, host, path, k, (long)e);
 		else
 			add_diag(r, false, "bad-type", HF_PART_RDMA, host,
-			    "%s: expected a string (a device name)", p);
+			    "%s.rdma[%zu][%zu]: expected a string (a device name)", path, k, e);
 	}
 }
 
@@ -303,23 +356,31 @@ read_ips(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const cha
 		    "%s.ips: expected a list of strings", path);
 		return;
 	}
-	h->ips = xcalloc(json_array_size(v) + 1, sizeof(*h->ips));
+	h->ips = arr(r, json_array_size(v) + 1, sizeof(*h->ips));
 	json_array_foreach(v, k, e) {
 		const char *s = json_string_value(e);
 
 		if (s == NULL) {
 			add_diag(r, false, "bad-type", HF_PART_IPS, host,
 			    "%s.ips[%zu]: expected a string", path, k);
+			r->d->v[r->d->n - 1].index = (long)k;
 			continue;
 		}
 		if (!hostfile_ip_ok(s)) {
 			char *d = q(s);
 
-			add_diag(r, false, "bad-ip", HF_PART_IPS, host,
-			    "%s.ips[%zu]: '%s' is not an IP address or host name", path, k, d);
+			if (s[strspn(s, "0123456789.")] == '\0')
+				add_diag(r, false, "bad-ip", HF_PART_IPS, host,
+				    "%s.ips[%zu]: '%s' is not an IPv4 address (four numbers from "
+				    "0 to 255) nor a host name", path, k, d);
+			else
+				add_diag(r, false, "bad-ip", HF_PART_IPS, host,
+				    "%s.ips[%zu]: '%s' is not an IP address or host name",
+				    path, k, d);
+			r->d->v[r->d->n - 1].index = (long)k;
 			free(d);
 		}
-		h->ips[h->nips++] = xstrdup(s);
+		h->ips[h->nips++] = str_copy(r, e);
 	}
 }
 
@@ -335,19 +396,16 @@ read_rdma(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 		return;
 	}
 	h->nrdma = json_array_size(v);
-	h->rdma = xcalloc(h->nrdma, sizeof(*h->rdma));
-	json_array_foreach(v, k, e) {
-		char p[PATH_LEN];
-
-		snprintf(p, sizeof(p), "%.64s.rdma[%zu]", path, k);
-		read_cell(r, e, &h->rdma[k], host, p);
-	}
+	h->rdma = arr(r, h->nrdma, sizeof(*h->rdma));
+	json_array_foreach(v, k, e)
+		read_cell(r, e, &h->rdma[k], host, path, k);
 }
 
 static void
 read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const char *path)
 {
 	const char *key;
+	bool has_ssh = false;
 	json_t *e;
 
 	if (!json_is_object(v)) {
@@ -359,13 +417,14 @@ read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 		if (strcmp(key, "ssh") == 0) {
 			const char *s = json_string_value(e);
 
+			has_ssh = true;
 			if (s == NULL) {
 				add_diag(r, false, "bad-type", HF_PART_SSH, host,
 				    "%s.ssh: expected a string", path);
 			} else if (*s == '\0') {
 				add_diag(r, false, "bad-name", HF_PART_SSH, host,
 				    "%s.ssh: the ssh name is empty", path);
-				h->ssh = xstrdup(s);
+				h->ssh = str_copy(r, e);
 			} else {
 				if (!hostfile_ssh_ok(s)) {
 					char *d = q(s);
@@ -376,7 +435,7 @@ read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 					    path, d);
 					free(d);
 				}
-				h->ssh = xstrdup(s);
+				h->ssh = str_copy(r, e);
 			}
 		} else if (strcmp(key, "ips") == 0) {
 			read_ips(r, e, h, host, path);
@@ -386,7 +445,7 @@ read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 			unknown_key(r, HF_PART_HOST, host, path, key);
 		}
 	}
-	if (json_object_get(v, "ssh") == NULL)
+	if (!has_ssh)
 		add_diag(r, false, "missing-ssh", HF_PART_SSH, host,
 		    "%s: no \"ssh\" name: every host needs one", path);
 }
@@ -402,12 +461,12 @@ read_hosts(struct reader *r, json_t *v, struct jc_hostfile *hf, const char *pref
 		    "hosts: expected a list of hosts");
 		return;
 	}
-	hf->hosts = xcalloc(json_array_size(v), sizeof(*hf->hosts));
+	hf->hosts = arr(r, json_array_size(v), sizeof(*hf->hosts));
 	hf->nhosts = json_array_size(v);
 	json_array_foreach(v, i, e) {
 		char p[PATH_LEN];
 
-		snprintf(p, sizeof(p), "%.16s[%zu]", prefix, i);
+		index_path(p, prefix, i);
 		read_host(r, e, &hf->hosts[i], (long)i, p);
 	}
 }
@@ -423,7 +482,7 @@ read_envs(struct reader *r, json_t *v, struct jc_hostfile *hf)
 		    "envs: expected a list of KEY=VALUE strings");
 		return;
 	}
-	hf->envs = xcalloc(json_array_size(v) + 1, sizeof(*hf->envs));
+	hf->envs = arr(r, json_array_size(v) + 1, sizeof(*hf->envs));
 	json_array_foreach(v, k, e) {
 		const char *s = json_string_value(e);
 
@@ -440,7 +499,7 @@ read_envs(struct reader *r, json_t *v, struct jc_hostfile *hf)
 			    k, d);
 			free(d);
 		}
-		hf->envs[hf->nenvs++] = xstrdup(s);
+		hf->envs[hf->nenvs++] = str_copy(r, e);
 	}
 }
 
@@ -453,8 +512,7 @@ read_top(struct reader *r, json_t *root, struct jc_hostfile *hf)
 	json_object_foreach(root, key, e) {
 		if (strcmp(key, "backend") == 0) {
 			if (json_is_string(e)) {
-				free(hf->backend);
-				hf->backend = xstrdup(json_string_value(e));
+				hf->backend = str_copy(r, e);
 			} else if (!json_is_null(e)) {
 				add_diag(r, false, "bad-type", HF_PART_BACKEND, -1,
 				    "backend: expected a string");
@@ -472,13 +530,35 @@ read_top(struct reader *r, json_t *root, struct jc_hostfile *hf)
 		    "no \"hosts\" list in the hostfile object");
 }
 
-int
-hostfile_parse(const char *buf, size_t len, const char *name,
+/*
+ * jansson's allocator while a parse runs alone: every value of the tree
+ * goes to one arena, and the tree is dropped with the arena instead of
+ * being freed value by value (most of the time jansson spends on a large
+ * file goes to malloc and free).
+ */
+static struct jc_arena *tree_arena;
+
+static void *
+tree_malloc(size_t n)
+{
+	return jc_arena_alloc(&tree_arena, n);
+}
+
+static void
+tree_free(void *p)
+{
+	(void)p;	/* released with the arena */
+}
+
+static int
+parse(const char *buf, size_t len, const char *name, bool alone,
     struct jc_hostfile **out, struct hostfile_diags *diags)
 {
 	struct reader r = { .d = diags, .name = name };
 	struct jc_hostfile *hf;
 	size_t before = diags->nerrors, i;
+	json_malloc_t old_malloc = NULL;
+	json_free_t old_free = NULL;
 	json_error_t je;
 	json_t *root;
 
@@ -490,13 +570,19 @@ hostfile_parse(const char *buf, size_t len, const char *name,
 		add_diag(&r, false, "empty-file", HF_PART_FILE, -1, "the file is empty");
 		return -EINVAL;
 	}
+	if (alone) {
+		json_get_alloc_funcs(&old_malloc, &old_free);
+		json_set_alloc_funcs(tree_malloc, tree_free);
+	}
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	if (root == NULL) {
 		syntax_diag(&r, &je);
-		return -EINVAL;
+		hf = NULL;
+		goto out;
 	}
 	hf = xcalloc(1, sizeof(*hf));
-	hf->backend = xstrdup("");
+	r.arena = &hf->arena;
+	hf->backend = jc_arena_strndup(r.arena, "", 0);
 	if (json_is_array(root)) {
 		hf->legacy_list = true;
 		read_hosts(&r, root, hf, "");
@@ -506,13 +592,34 @@ hostfile_parse(const char *buf, size_t len, const char *name,
 		add_diag(&r, false, "bad-type", HF_PART_TOP, -1,
 		    "expected a list of hosts or an object with \"hosts\"");
 	}
-	json_decref(root);
+	if (!alone)
+		json_decref(root);
+out:
+	if (alone) {
+		json_set_alloc_funcs(old_malloc, old_free);
+		jc_arena_free(tree_arena);
+		tree_arena = NULL;
+	}
 	*out = hf;
 	return diags->nerrors > before ? -EINVAL : 0;
 }
 
 int
-hostfile_load(const char *path, struct jc_hostfile **out, struct hostfile_diags *diags)
+hostfile_parse(const char *buf, size_t len, const char *name,
+    struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	return parse(buf, len, name, false, out, diags);
+}
+
+int
+hostfile_parse_alone(const char *buf, size_t len, const char *name,
+    struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	return parse(buf, len, name, true, out, diags);
+}
+
+static int
+load(const char *path, bool alone, struct jc_hostfile **out, struct hostfile_diags *diags)
 {
 	struct reader r = { .d = diags, .name = path };
 	struct jc_err err = { 0 };
@@ -542,9 +649,21 @@ hostfile_load(const char *path, struct jc_hostfile **out, struct hostfile_diags 
 		    strerror(-rc));
 		return -EINVAL;
 	}
-	rc = hostfile_parse(buf, len, path, out, diags);
+	rc = parse(buf, len, path, alone, out, diags);
 	free(buf);
 	return rc;
+}
+
+int
+hostfile_load(const char *path, struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	return load(path, false, out, diags);
+}
+
+int
+hostfile_load_alone(const char *path, struct jc_hostfile **out, struct hostfile_diags *diags)
+{
+	return load(path, true, out, diags);
 }
 
 int

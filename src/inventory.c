@@ -57,6 +57,9 @@ port_json(const struct jc_port *p)
 	json_object_set_new(o, "peer_id", str_or_null(p->peer_id));
 	json_object_set_new(o, "peer_via_dock", json_boolean(p->peer_via_dock));
 	json_object_set_new(o, "peer_model", str_or_null(p->peer_model));
+	json_object_set_new(o, "peer_name", str_or_null(p->peer_name));
+	json_object_set_new(o, "peer_no_id", json_boolean(p->peer_no_id));
+	json_object_set_new(o, "peer_inferred", json_boolean(p->peer_inferred));
 	json_object_set_new(o, "peer_rdma_service", tri(p->peer_rdma_service));
 	json_object_set_new(o, "devices", strs(p->devices, p->ndevices));
 	return o;

@@ -72,6 +72,10 @@ struct jc_port {
 	char *peer_id;		/* the Mac (or host) on the other end, or NULL */
 	bool peer_via_dock;	/* that Mac sits behind a dock or hub */
 	char *peer_model;	/* peer's model identifier ("Mac15,14") */
+	char *peer_name;	/* the peer's name as it reports it ("Mac mini") */
+	bool peer_no_id;	/* a Mac is cabled here but reports no domain UUID */
+	bool peer_inferred;	/* peer_id was inferred: parse_tb_infer_peers() */
+	char *self_name;	/* this Mac's name as its Thunderbolt bus reports it */
 	int peer_rdma_service;	/* enum jc_tri: peer advertises 64087 */
 	char **devices;		/* names of non-Mac items on the bus */
 	size_t ndevices;
@@ -170,6 +174,8 @@ struct jc_hostfile {
 	struct jc_hf_host *hosts;
 	size_t nhosts;
 	bool legacy_list;	/* the file was a bare list of hosts */
+	/* when set, holds every string and array above: freed at once */
+	struct jc_arena *arena;
 };
 
 void jc_host_clear(struct jc_host *h);

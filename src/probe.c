@@ -17,6 +17,7 @@
 
 #include "bundle.h"
 #include "hosts.h"
+#include "parse_tb.h"
 #include "probe.h"
 
 #define TOKEN_LEN 32
@@ -609,6 +610,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		size_t nerr = replay(sh.tp, hosts, n, o, raws);
 
 		transport_free(own);
+		parse_tb_infer_peers(hosts, n);
 		return nerr;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -633,6 +635,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 	pthread_mutex_destroy(&sh.mu);
 	free((char *)sh.command);
 	transport_free(own);
+	parse_tb_infer_peers(hosts, n);	/* cables whose peer gave no UUID */
 	return sh.nerr;
 }
 

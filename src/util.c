@@ -375,6 +375,8 @@ jc_port_clear(struct jc_port *p)
 	free(p->link);
 	free(p->peer_id);
 	free(p->peer_model);
+	free(p->peer_name);
+	free(p->self_name);
 	strv_free_array(p->devices, p->ndevices);
 }
 
@@ -426,11 +428,82 @@ jc_host_clear(struct jc_host *h)
 	memset(h, 0, sizeof(*h));
 }
 
+struct jc_arena {
+	struct jc_arena *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK ((size_t)256 << 10)
+
+void *
+jc_arena_alloc(struct jc_arena **a, size_t n)
+{
+	struct jc_arena *b = *a;
+	size_t al = sizeof(max_align_t);
+	void *p;
+
+	if (n > SIZE_MAX - al - sizeof(*b))
+		oom();
+	n = n ? (n + al - 1) / al * al : al;
+	if (b == NULL || b->size - b->used < n) {
+		size_t size = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK;
+
+		/* calloc: large blocks come zeroed from the kernel */
+		b = xcalloc(1, sizeof(*b) + size);
+		b->size = size;
+		if (n > ARENA_BLOCK / 4 && *a != NULL) {
+			/* a large piece of its own: keep filling the current block */
+			b->next = (*a)->next;
+			(*a)->next = b;
+		} else {
+			b->next = *a;
+			*a = b;
+		}
+	}
+	p = (char *)b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+void *
+jc_arena_calloc(struct jc_arena **a, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		oom();
+	return jc_arena_alloc(a, n * size);
+}
+
+char *
+jc_arena_strndup(struct jc_arena **a, const char *s, size_t n)
+{
+	char *p = jc_arena_alloc(a, n + 1);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+void
+jc_arena_free(struct jc_arena *a)
+{
+	while (a != NULL) {
+		struct jc_arena *next = a->next;
+
+		free(a);
+		a = next;
+	}
+}
+
 void
 jc_hostfile_free(struct jc_hostfile *hf)
 {
 	if (hf == NULL)
 		return;
+	if (hf->arena != NULL) {
+		jc_arena_free(hf->arena);
+		free(hf);
+		return;
+	}
 	free(hf->backend);
 	strv_free_array(hf->envs, hf->nenvs);
 	for (size_t i = 0; i < hf->nhosts; i++) {

@@ -47,6 +47,16 @@ void buf_printf(struct jc_buf *b, const char *fmt, ...) JC_PRINTF(2, 3);
 char *buf_steal(struct jc_buf *b);	/* returns the string, resets b */
 void buf_free(struct jc_buf *b);
 
+/*
+ * Arena: many small allocations released at once. jc_arena_alloc() returns
+ * zeroed memory aligned for any type (never NULL); *a starts as NULL.
+ */
+struct jc_arena;
+void *jc_arena_alloc(struct jc_arena **a, size_t n);
+void *jc_arena_calloc(struct jc_arena **a, size_t n, size_t size);
+char *jc_arena_strndup(struct jc_arena **a, const char *s, size_t n);
+void jc_arena_free(struct jc_arena *a);
+
 /* Vector of owned strings. */
 struct jc_strv {
 	char **v;

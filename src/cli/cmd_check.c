@@ -61,7 +61,7 @@ cmd_check(struct jc_opts *o)
 	if (o->argc > 1)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[1]);
 
-	hostfile_load(o->argv[0], &hf, &d);
+	hostfile_load_alone(o->argv[0], &hf, &d);	/* no other thread here */
 	r = check_hostfile(hf, &d, o->backend, o->starting_port);
 	if (o->json) {
 		json_t *j = check_report_json(r);

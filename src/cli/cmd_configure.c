@@ -409,10 +409,14 @@ report_strays(const struct graph *g)
 			jc_warn(graph_host_label(h), "%s sees %s %s, which does not see it back; cable not used",
 			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
 			break;
-		case GRAPH_STRAY_NO_IFACE:
-			jc_warn(graph_host_label(h), "%s: the cable to %s %s has no network interface at one end; cable not used",
-			    port, graph_host_label(&g->hosts[st->peer_host]), peer);
+		case GRAPH_STRAY_NO_IFACE: {
+			char *ends = graph_no_iface_ends(g, st);
+
+			jc_warn(graph_host_label(h), "%s: the cable to %s %s has no network interface at %s; cable not used",
+			    port, graph_host_label(&g->hosts[st->peer_host]), peer, ends);
+			free(ends);
 			break;
+		}
 		case GRAPH_STRAY_SELF:
 			jc_warn(graph_host_label(h), "%s is cabled to %s of the same host; cable not used",
 			    port, peer);
@@ -420,6 +424,30 @@ report_strays(const struct graph *g)
 		}
 		free(port);
 		free(peer);
+	}
+	/* ports whose peer Mac reported no domain UUID */
+	for (size_t i = 0; i < g->n; i++) {
+		const struct jc_host *h = &g->hosts[i];
+
+		for (size_t p = 0; p < h->nports; p++) {
+			const struct jc_port *pt = &h->ports[p];
+			char *port;
+
+			if (!pt->peer_no_id)
+				continue;
+			port = graph_port_label(h, p);
+			if (pt->peer_inferred)
+				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
+				    "domain UUID; paired by inference with the only port that fits it",
+				    port, pt->peer_name ? pt->peer_name : "?", pt->peer_model ? ", " : "",
+				    pt->peer_model ? pt->peer_model : "");
+			else
+				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
+				    "domain UUID, and not exactly one port of the hosts fits it; cable "
+				    "not used", port, pt->peer_name ? pt->peer_name : "?",
+				    pt->peer_model ? ", " : "", pt->peer_model ? pt->peer_model : "");
+			free(port);
+		}
 	}
 	for (size_t c = 0; c < g->ncables; c++) {
 		const struct graph_cable *cb = &g->cables[c];

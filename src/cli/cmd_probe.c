@@ -133,9 +133,14 @@ print_host(const struct jc_host *hosts, size_t n, const struct jc_host *h)
 		printf(" %-8s", p->iface ? p->iface : "?");
 		printf(" %-10s", p->link ? p->link : "no link");
 		if (find_peer(hosts, n, p->peer_id, &ph, &pp))
-			printf(" -> %s %s", ph->name, pp->iface ? pp->iface : "?");
+			printf(" -> %s %s%s", ph->name, pp->iface ? pp->iface : "?",
+			    p->peer_inferred || pp->peer_inferred ? " (inferred: no domain UUID)" : "");
 		else if (p->peer_id)
 			printf(" -> %s (not probed)", p->peer_model ? p->peer_model : p->peer_id);
+		else if (p->peer_no_id)
+			printf(" -> %s%s%s (no domain UUID, not paired)",
+			    p->peer_name ? p->peer_name : "a Mac", p->peer_model ? " " : "",
+			    p->peer_model ? p->peer_model : "");
 		if (p->peer_via_dock)
 			printf(" via dock");
 		for (size_t k = 0; k < p->ndevices; k++)

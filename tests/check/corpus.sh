@@ -48,32 +48,62 @@ while IFS='	' read -r file status backend problems warnings opts; do
 	run "$file${opts:+ $opts}" "$status $backend $problems $warnings" "$dir/hostfiles/$file" ${opts:-}
 done <"$dir/expected.tsv"
 
+# 1b. MLX's own launcher on the files whose verdict rests on what it reads:
+# run with every "ssh" set to 127.0.0.1 (mlx.launch then runs each rank
+# here, without ssh), each rank writes down what the launcher handed it. It
+# accepts them all: the ring backend's errors are the C++ backend's, from
+# the lists it hands over (see expected.tsv).
+peer=
+for d in "${JC_MLX_PEER:-}" "$top_srcdir/../shared/peers/mlx" "$top_srcdir/../../shared/peers/mlx"; do
+	[ -n "$d" ] && [ -x "$d/bin/mlx.launch" ] && { peer=$d; break; }
+done
+mlx_run() {	# FILE [OPTION...]: the ranks' reports, sorted, in $t/mlx.out
+	f=$1
+	shift
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for h in d["hosts"]:
+    h["ssh"] = "127.0.0.1"
+json.dump(d, open(sys.argv[2], "w"))' "$dir/hostfiles/$f" "$t/local.json" &&
+	rm -rf "$t/ranks" && mkdir "$t/ranks" &&
+	TMPDIR=$t "$peer/bin/mlx.launch" --hostfile "$t/local.json" "$@" -- sh -c \
+	    'echo "$MLX_RANK ${MLX_JACCL_COORDINATOR:-} $(cat "${MLX_HOSTFILE:-/dev/null}")" >"$0/$MLX_RANK"' \
+	    "$t/ranks" </dev/null >/dev/null 2>"$t/mlx.err"
+	# a rank's stdout may be lost when it exits quickly, so each writes a file
+	cat "$t/ranks"/* 2>/dev/null | sort >"$t/mlx.out"
+}
+if [ -z "$peer" ]; then
+	skip "MLX's mlx.launch (shared/peers/mlx) not found: set JC_MLX_PEER"
+else
+	r='[["192.168.0.2:32323"], ["192.168.4.2:32324"], ["192.168.8.2:32325"], ["192.168.12.2:32326"]]'
+	mlx_run ring-rdma-malformed.json
+	is "$(cat "$t/mlx.out")" "$(printf '%s\n' "0  $r" "1  $r" "2  $r" "3  $r")" \
+	    "mlx.launch runs a ring whose rdma is malformed: launch_ring reads ssh and ips only"
+	mlx_run ring-rdma-malformed.json --backend jaccl
+	grep -q "Malformed hostfile for jaccl backend" "$t/mlx.err"
+	ok $? "mlx.launch --backend jaccl refuses the same file"
+	mlx_run jaccl-other-ips.json
+	is "$(cat "$t/mlx.out")" "$(printf '%s\n' "0 10.0.0.1:32323 " "1 10.0.0.1:32323 " "2 10.0.0.1:32323 ")" \
+	    "mlx.launch runs jaccl with garbage in other ranks' ips: only hosts[0].ips[0] is read"
+	mlx_run ring-ip-count.json
+	r='[["192.168.0.2:32323", "192.168.16.2:32324"], ["192.168.4.2:32325"], ["192.168.8.2:32326"]]'
+	is "$(sed -n 1p "$t/mlx.out")" "0  $r" \
+	    "mlx.launch hands the ring 2 addresses for rank 0 and 1 for rank 1 (ring.cpp refuses it)"
+	mlx_run ring-ipv6.json
+	is "$(sed -n 1p "$t/mlx.out")" '0  [["fd00::1:32323"], ["192.168.4.2:32324"]]' \
+	    "mlx.launch hands an IPv6 address to the ring as is (ring.cpp splits it at its first ':')"
+	mlx_run bad-octet.json
+	is "$(sed -n 1p "$t/mlx.out")" '0  [["10.0.0.1:32323"], ["10.0.0.256:32324"]]' \
+	    "mlx.launch hands 10.0.0.256 to the ring as is (getaddrinfo does not take it)"
+fi
+
 # 2. files made here: a valid ring hostfile of about 10 MB (200000 hosts
 # with one IP each), a 10 MB JACCL matrix of 1000 hosts where every host
-# uses one device for every peer, a file over the size limit, a directory,
-# paths that cannot be read
-python3 - "$t" <<'PY'
-import sys
-t = sys.argv[1]
-with open(t + "/big-ring.json", "w") as f:
-    f.write('{"backend": "ring", "envs": [], "hosts": [\n')
-    f.write(",\n".join('{"ssh": "h%d", "ips": ["10.%d.%d.%d"], "rdma": []}'
-                       % (i, i >> 16, (i >> 8) & 255, i & 255) for i in range(200000)))
-    f.write("]}\n")
-n = 1000
-with open(t + "/big-mesh.json", "w") as f:
-    f.write('{"backend": "jaccl", "hosts": [\n')
-    for i in range(n):
-        row = ",".join("null" if j == i else '"rdma_en2"' for j in range(n))
-        f.write('{"ssh": "m%d", "ips": ["10.0.0.1"], "rdma": [%s]}%s\n'
-                % (i, row, "," if i + 1 < n else ""))
-    f.write("]}\n")
-# 200000 hosts without rdma under jaccl: rules that walk pairs of hosts
-# must not walk the 4e10 pairs of a matrix that is not there
-with open(t + "/many-hosts.json", "w") as f:
-    f.write('{"backend": "jaccl", "hosts": [%s]}\n'
-            % ",".join('{"ssh": "h%d"}' % i for i in range(200000)))
-PY
+# uses one device for every peer, 200000 hosts without rdma (all three by
+# big-hostfiles.py, which bench/check-bench.sh times), a file over the size
+# limit, a directory, paths that cannot be read
+python3 "$dir/big-hostfiles.py" "$t"
 head -c 17000000 /dev/zero | tr '\0' ' ' >"$t/huge.json"
 ln -s "$t/nowhere.json" "$t/dangling.json"
 run "10 MB ring hostfile is valid" "0 ring - -" "$t/big-ring.json"

@@ -187,6 +187,14 @@ test_names(void)
 	    hostfile_ip_ok("mac1.local"), "IPv4, IPv6 and host names in ips");
 	ok(!hostfile_ip_ok("10.0.0.1 ") && !hostfile_ip_ok("a;b") && !hostfile_ip_ok("-x") &&
 	    !hostfile_ip_ok("a..b") && !hostfile_ip_ok(""), "bad ips");
+	/* inet_pton(AF_INET) refuses these, and no top-level domain is a number */
+	ok(!hostfile_ip_ok("10.0.0.256") && !hostfile_ip_ok("300.1.1.1") &&
+	    !hostfile_ip_ok("1.2.3.4.5") && !hostfile_ip_ok("10.0.0.256.") &&
+	    !hostfile_ip_ok("10.0.0") && !hostfile_ip_ok("4294967297"),
+	    "dotted numbers that are no IPv4 address are no host names either");
+	ok(hostfile_ip_ok("10.0.0.255") && hostfile_ip_ok("mac1.") && hostfile_ip_ok("10.0.0.a1") &&
+	    hostfile_ip_ok("host-1.example.com.") && hostfile_ip_ok("1mac"),
+	    "names with digits and a trailing dot are still names");
 	ok(hostfile_env_ok("A=1") && hostfile_env_ok("MLX_X=a b;c") && hostfile_env_ok("K="),
 	    "env entries");
 	ok(!hostfile_env_ok("=1") && !hostfile_env_ok("A") && !hostfile_env_ok("A B=1") &&
@@ -371,6 +379,223 @@ test_rules(void)
 	}
 }
 
+/* code's item in the problems (warning false) or warnings of r, or NULL */
+static const struct check_item *
+item(const struct check_report *r, bool warning, const char *code)
+{
+	return warning ? find(r->warnings, r->nwarnings, code) :
+	    find(r->problems, r->nproblems, code);
+}
+
+/*
+ * What each backend reads (mlx.launch's launch.py): launch_ring() takes
+ * "ssh" and every IP of "ips", never "rdma"; launch_jaccl() takes
+ * hosts[0].ips[0] and the rdma matrix. MLX's ring backend (ring.cpp) opens
+ * AF_INET sockets and needs as many connections to the left (its own IPs)
+ * as to the right (the next rank's).
+ */
+static void
+test_backend_reads(void)
+{
+	static const char garbage_rdma[] =
+	    "{\"backend\": \"ring\", \"hosts\": ["
+	    "{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"rdma\": \"rdma_en2\"},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"], \"rdma\": [\"x y\", \";id\", 5, {}, [[1]], true]},"
+	    "{\"ssh\": \"c\", \"ips\": [\"10.0.0.3\"], \"rdma\": 7}]}";
+	static const char other_ips[] =
+	    "{\"hosts\": ["
+	    "{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.0.999\"], \"rdma\": [null, \"rdma_en2\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"$(id)\", 3], \"rdma\": [\"rdma_en2\", null]}]}";
+	static const char ring_v6[] =
+	    "{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"fd00::2\"]}, {\"ssh\": \"c\", \"ips\": [\"fd00::3\"]}]}";
+	static const char ring_count[] =
+	    "{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\", \"10.0.1.2\"]}, {\"ssh\": \"c\", \"ips\": [\"10.0.0.3\"]},"
+	    "{\"ssh\": \"d\", \"ips\": [\"10.0.0.4\"]}]}";
+	struct check_report *r;
+	const struct check_item *it;
+
+	r = run(garbage_rdma, NULL, 32323);
+	ok(r->valid && r->nproblems == 0 && strcmp(r->backend, "ring") == 0,
+	    "ring: malformed rdma is no problem (%zu)", r->nproblems);
+	ok(count(r->warnings, r->nwarnings, "bad-type") == 6 &&
+	    count(r->warnings, r->nwarnings, "bad-name") == 2,
+	    "ring: each malformed rdma value is a warning");
+	it = item(r, true, "bad-name");
+	ok(it && strstr(it->msg, "(the ring backend does not read rdma)") && it->nranks == 1 &&
+	    it->ranks[0] == 1, "ring: the warning says why and names the host");
+	check_report_free(r);
+	r = run(garbage_rdma, "jaccl", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "bad-type") == 6 &&
+	    count(r->problems, r->nproblems, "bad-name") == 2, "jaccl: the same are problems");
+	check_report_free(r);
+
+	r = run(other_ips, "jaccl", 32323);
+	ok(r->valid && count(r->warnings, r->nwarnings, "bad-ip") == 2 &&
+	    count(r->warnings, r->nwarnings, "bad-type") == 1,
+	    "jaccl: garbage in ips other than rank 0's first is a warning");
+	is_str(r->coordinator, "10.0.0.1:32323", "jaccl: the coordinator is rank 0's first IP");
+	check_report_free(r);
+	r = run(other_ips, "jaccl-ring", 32323);
+	ok(r->valid, "jaccl-ring: the same");
+	check_report_free(r);
+	r = run(other_ips, "ring", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "bad-ip") == 2 &&
+	    count(r->problems, r->nproblems, "bad-type") == 1, "ring: the same are problems");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.256\"], \"rdma\": [null, \"e\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"], \"rdma\": [\"e\", null]}]}", "jaccl", 32323);
+	ok(!r->valid && item(r, false, "bad-ip") && r->coordinator == NULL,
+	    "jaccl: rank 0's first IP with an octet over 255 is a problem");
+	check_report_free(r);
+
+	r = run(ring_v6, "ring", 32323);
+	ok(!r->valid && count(r->problems, r->nproblems, "ring-not-ipv4") == 2,
+	    "ring: every IPv6 address is a problem, not only rank 0's");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"fd00::1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}", "ring", 32323);
+	it = item(r, false, "ring-not-ipv4");
+	ok(it && it->nranks == 1 && it->ranks[0] == 0, "ring: rank 0's IPv6 address");
+	check_report_free(r);
+	r = run(ring_v6, "jaccl", 32323);
+	ok(item(r, false, "ring-not-ipv4") == NULL, "jaccl: other ranks' IPv6 does not matter");
+	check_report_free(r);
+
+	r = run(ring_count, "ring", 32323);
+	it = item(r, false, "ring-ip-count");
+	ok(!r->valid && it && it->nranks == 1 && it->ranks[0] == 1 &&
+	    strstr(it->msg, "most list 1, but b lists 2") != NULL,
+	    "ring: a host with more IPs than the others");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.1.1\"]}]}", "ring",
+	    32323);
+	ok(r->valid, "ring: one host has no neighbour, any number of IPs");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\", \"10.0.1.1\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\", \"10.0.1.2\"]}]}", "ring", 32323);
+	ok(r->valid, "ring: two IPs on every host");
+	check_report_free(r);
+	r = run("{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"mac-a.local\"]},"
+	    "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}", "ring", 32323);
+	ok(r->valid && item(r, true, "ring-hostname"), "ring: a host name is a warning");
+	check_report_free(r);
+}
+
+/* Ranks under one ssh name: every one of them, names in the order of first rank. */
+static void
+test_duplicates(void)
+{
+	struct check_report *r;
+	struct jc_buf b = { 0 };
+
+	r = run("[{\"ssh\": \"b\"}, {\"ssh\": \"a\"}, {\"ssh\": \"b\"}, {\"ssh\": \"c\"},"
+	    "{\"ssh\": \"a\"}, {\"ssh\": \"b\"}, {\"ssh\": \"\"}, {\"ssh\": \"\"}]", "ring", 1);
+	for (size_t i = 0; i < r->nwarnings; i++) {
+		if (strcmp(r->warnings[i].code, "duplicate-host") != 0)
+			continue;
+		buf_printf(&b, "%s:", r->names[r->warnings[i].ranks[0]]);
+		for (size_t k = 0; k < r->warnings[i].nranks; k++)
+			buf_printf(&b, " %zu", r->warnings[i].ranks[k]);
+		buf_puts(&b, ";");
+	}
+	is_str(b.data, "b: 0 2 5;a: 1 4;", "duplicate hosts: all ranks of each name, empty names aside");
+	ok(r->nwarnings > 0 && strstr(r->warnings[0].msg, "b is listed 3 times (ranks 0 and 2 ...)"),
+	    "duplicate hosts: the message names the first two ranks");
+	buf_free(&b);
+	check_report_free(r);
+}
+
+static bool
+streq(const char *a, const char *b)
+{
+	return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+}
+
+/* Both readers give the same hostfile and the same diagnostics. */
+static bool
+same_reading(const char *text)
+{
+	struct hostfile_diags d1 = { 0 }, d2 = { 0 };
+	struct jc_hostfile *a = NULL, *b = NULL;
+	bool same;
+
+	same = hostfile_parse(text, strlen(text), "t.json", &a, &d1) ==
+	    hostfile_parse_alone(text, strlen(text), "t.json", &b, &d2);
+	same = same && d1.n == d2.n && d1.nerrors == d2.nerrors && (a == NULL) == (b == NULL);
+	for (size_t i = 0; same && i < d1.n; i++)
+		same = strcmp(d1.v[i].msg, d2.v[i].msg) == 0 && d1.v[i].index == d2.v[i].index;
+	if (same && a != NULL) {
+		same = streq(a->backend, b->backend) && a->nhosts == b->nhosts &&
+		    a->nenvs == b->nenvs && a->legacy_list == b->legacy_list;
+		for (size_t i = 0; same && i < a->nenvs; i++)
+			same = streq(a->envs[i], b->envs[i]);
+		for (size_t i = 0; same && i < a->nhosts; i++) {
+			const struct jc_hf_host *x = &a->hosts[i], *y = &b->hosts[i];
+
+			same = streq(x->ssh, y->ssh) && x->nips == y->nips && x->nrdma == y->nrdma;
+			for (size_t k = 0; same && k < x->nips; k++)
+				same = streq(x->ips[k], y->ips[k]);
+			for (size_t k = 0; same && k < x->nrdma; k++) {
+				same = x->rdma[k].n == y->rdma[k].n &&
+				    x->rdma[k].is_list == y->rdma[k].is_list;
+				for (size_t e = 0; same && e < x->rdma[k].n; e++)
+					same = streq(x->rdma[k].names[e], y->rdma[k].names[e]);
+			}
+		}
+	}
+	jc_hostfile_free(a);
+	jc_hostfile_free(b);
+	hostfile_diags_free(&d1);
+	hostfile_diags_free(&d2);
+	return same;
+}
+
+/* hostfile_parse_alone(): jansson's values in an arena during the call. */
+static void
+test_alone(void)
+{
+	static const char *const texts[] = {
+		docs,
+		"{\"backend\": \"jaccl\", \"envs\": [\"A=1\", 2], \"hosts\": ["
+		"{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"rdma\": [null, [\"e2\", \"e3\"]]},"
+		"{\"ssh\": \"b c\", \"ips\": [\"x;y\", 1], \"rdma\": [\"e2\", null], \"k\": 1}]}",
+		"{\"hosts\": [{\"ssh\": \"a\"}, {\"ssh\": \"a\"}], \"hosts\": []}",
+		"{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\",",
+		"[1, \"x\", {\"ssh\": \"\u00e9\"}]",
+		"  ",
+	};
+	json_malloc_t m0, m1;
+	json_free_t f0, f1;
+	struct hostfile_diags d = { 0 };
+	struct jc_hostfile *hf = NULL;
+	json_t *before = json_pack("{s:[i,s]}", "k", 1, "made before");
+	char *big;
+	bool all = true;
+
+	json_get_alloc_funcs(&m0, &f0);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		if (!same_reading(texts[i])) {
+			all = false;
+			diag("read differently: %s", texts[i]);
+		}
+	ok(all, "both readers read the same files and find the same problems");
+	big = same_device_mesh(60, "jaccl", "rdma_en2");
+	ok(same_reading(big), "both readers read a large matrix alike (several arena blocks)");
+	free(big);
+	json_get_alloc_funcs(&m1, &f1);
+	ok(m0 == m1 && f0 == f1, "jansson's allocator is restored after a parse");
+	hostfile_parse_alone("{\"hosts\": [}", 13, "t.json", &hf, &d);
+	json_get_alloc_funcs(&m1, &f1);
+	ok(hf == NULL && d.nerrors == 1 && m0 == m1 && f0 == f1,
+	    "and after a syntax error");
+	hostfile_diags_free(&d);
+	is_str(json_string_value(json_array_get(json_object_get(before, "k"), 1)), "made before",
+	    "values made before the parse are intact");
+	json_decref(before);	/* freed with jansson's own free: would crash if swapped */
+}
+
 static void
 test_mlx(void)
 {
@@ -411,6 +636,9 @@ main(void)
 	test_reader();
 	test_names();
 	test_rules();
+	test_backend_reads();
+	test_duplicates();
+	test_alone();
 	test_mlx();
 	return done_testing();
 }

@@ -104,6 +104,40 @@ test_extended(void)
 	graph_free(g);
 	inv_free(h, n);
 
+	/*
+	 * A cable without an interface at either end: mlx draws nothing (its
+	 * iface_map lookup raises KeyError); one edge here, with the reason,
+	 * in both forms, and no "missing" link for the pair under -v.
+	 */
+	h = inv_new(3, NULL);
+	inv_cable(&h[0], "en2", &h[1], "en2", 80);
+	inv_cable(&h[1], "en3", &h[2], "en3", 80);
+	free(h[1].ports[1].receptacle);
+	h[1].ports[1].receptacle = xstrdup("2");
+	free(h[2].ports[0].receptacle);
+	h[2].ports[0].receptacle = xstrdup("2");
+	for (int e = 0; e < 2; e++) {
+		free(h[1 + e].ports[e == 0 ? 1 : 0].iface);
+		h[1 + e].ports[e == 0 ? 1 : 0].iface = NULL;
+	}
+	graph_build(h, 3, &g, &err);
+	t = dot_text(g, 0);
+	is_str(t, "graph G {\n  node [shape=rectangle];\n  a [label=\"mac1\"];\n"
+	    "  b [label=\"mac2\"];\n  c [label=\"mac3\"];\n  a -- b [label=\"en2/en2\"]\n"
+	    "  b -- c [label=\"?/?\\nno interface at mac2 Thunderbolt 2 and mac3 Thunderbolt 2\"]\n}\n",
+	    "no interface: mlx's edges, then one edge for the cable with the reason");
+	ok(dot_check(t, &nn, &ne, &err) == 0 && ne == 2, "cgraph: 2 edges");
+	free(t);
+	t = dot_text(g, DOT_EXTENDED);
+	ok(dot_check(t, &nn, &ne, &err) == 0 && ne == 3, "extended: 2 cables and 1 missing link (a-c)");
+	ok(strstr(t, "?/?\\nno interface at mac2 Thunderbolt 2 and mac3 Thunderbolt 2\\n80 Gb/s") &&
+	    strstr(t, "b -- c") && !strstr(t, "c -- b"), "extended: the cable once, with its rate");
+	ok(strstr(t, "a -- c") != NULL && strstr(t, "b -- c\t[color=red") == NULL,
+	    "extended: a-c is missing, b-c is not");
+	free(t);
+	graph_free(g);
+	inv_free(h, 3);
+
 	ok(dot_check("graph G { a -- ", &nn, &ne, &err) < 0, "broken DOT is reported");
 	ok(strncmp(err.msg, "DOT text does not parse", 23) == 0, "with a message");
 }

@@ -170,6 +170,38 @@ test_strays(void)
 	ok(graph_build(h, 2, &g, &err) < 0 && g == NULL, "two ports with one interface fail");
 	is_str(err.msg, "mac1: two Thunderbolt ports report interface en2", "message");
 	inv_free(h, 2);
+
+	/*
+	 * A cable whose ends name each other but have no interface (no
+	 * networksetup list): one entry for the cable, from its first end,
+	 * whether one end lacks a name or both.
+	 */
+	for (int both = 0; both < 2; both++) {
+		char *ends;
+
+		h = inv_new(2, NULL);
+		inv_cable(&h[0], "en2", &h[1], "en3", 80);
+		free(h[0].ports[0].receptacle);
+		h[0].ports[0].receptacle = xstrdup("1");
+		free(h[1].ports[0].receptacle);
+		h[1].ports[0].receptacle = xstrdup("2");
+		free(h[1].ports[0].iface);
+		h[1].ports[0].iface = NULL;
+		if (both) {
+			free(h[0].ports[0].iface);
+			h[0].ports[0].iface = NULL;
+		}
+		ok(graph_build(h, 2, &g, &err) == 0 && g->ncables == 0 && g->nstrays == 1 &&
+		    g->strays[0].kind == GRAPH_STRAY_NO_IFACE && g->strays[0].host == 0 &&
+		    g->strays[0].peer_host == 1, "%s: one stray for the cable, from mac1",
+		    both ? "no interface at either end" : "no interface at one end");
+		ends = graph_no_iface_ends(g, &g->strays[0]);
+		is_str(ends, both ? "mac1 Thunderbolt 1 and mac2 Thunderbolt 2" : "mac2 Thunderbolt 2",
+		    "the ends without an interface");
+		free(ends);
+		graph_free(g);
+		inv_free(h, 2);
+	}
 }
 
 static void

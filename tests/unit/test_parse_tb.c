@@ -371,6 +371,118 @@ test_xml(void)
 	    "plist of another data type: error");
 }
 
+/*
+ * The osaurus pair's capture of host HOST with its peer Mac's domain UUID
+ * and services trimmed away (as a trimmed or older system_profiler output
+ * gives it), parsed into h (named name). When tag is not 0, every UUID of
+ * the file gets its first digit replaced by tag, so that a copy of a host
+ * has ids of its own.
+ */
+static bool
+trimmed_host(const char *top, const char *host, const char *name, char tag, struct jc_host *h)
+{
+	char *path = xasprintf("%s/tests/captures/osaurus-m5max-mbp-pair/%s/"
+	    "system_profiler-SPThunderboltDataType.json", top, host);
+	json_t *doc = json_load_file(path, 0, NULL), *bus, *item, *v;
+	struct jc_strv notes = { 0 };
+	struct jc_err err = { 0 };
+	size_t i, k;
+	bool ok_ = doc != NULL;
+
+	json_array_foreach(json_object_get(doc, "SPThunderboltDataType"), i, bus) {
+		if (tag && (v = json_object_get(bus, "domain_uuid_key")) != NULL) {
+			char *u = xstrdup(json_string_value(v));
+
+			u[0] = tag;
+			json_object_set_new(bus, "domain_uuid_key", json_string(u));
+			free(u);
+		}
+		json_array_foreach(json_object_get(bus, "_items"), k, item) {
+			if (json_object_get(item, "services_title") != NULL) {
+				json_object_del(item, "services_title");
+				json_object_del(item, "domain_uuid_key");
+			}
+		}
+	}
+	memset(h, 0, sizeof(*h));
+	h->name = xstrdup(name);
+	ok_ = ok_ && parse_tb_doc(doc, &h->ports, &h->nports, &notes, &err) == 0;
+	h->notes = notes.v;
+	h->nnotes = notes.n;
+	json_decref(doc);
+	free(path);
+	return ok_;
+}
+
+static void
+test_no_uuid(const char *top)
+{
+	struct jc_host h[3];
+	const struct jc_port *p;
+	bool noted = false;
+
+	ok(trimmed_host(top, "local", "local", 0, &h[0]) && h[0].nports == 3,
+	    "trimmed capture parses: 3 ports");
+	p = &h[0].ports[1];	/* sorted by receptacle: Thunderbolt 2 */
+	ok(p->peer_no_id && p->peer_id == NULL && p->link_gbps == 80 && p->ndevices == 0,
+	    "the port keeps its peer Mac, without an id, at 80 Gb/s");
+	is_str(p->peer_name, "MacBook Pro", "the peer's name");
+	is_str(p->peer_model, "Mac17,6", "the peer's model");
+	is_str(p->self_name, "MacBook Pro", "the host's own name on its bus");
+	ok(!h[0].ports[2].peer_no_id && h[0].ports[2].ndevices == 1,
+	    "the dock on Thunderbolt 3 is a device, not a Mac");
+	for (size_t i = 0; i < h[0].nnotes; i++)
+		noted = noted || (strstr(h[0].notes[i], "Thunderbolt 2: the Mac cabled here "
+		    "(MacBook Pro, Mac17,6) reports no domain UUID") != NULL);
+	ok(noted, "a note names the port and what is known of the peer");
+
+	/* the peer's side intact: it names local's port, local describes it */
+	ok(trimmed_host(top, "peer", "peer", 0, &h[1]), "peer parses");
+	free(h[1].ports[1].peer_id);
+	h[1].ports[1].peer_id = xstrdup(h[0].ports[1].id);
+	h[1].ports[1].peer_no_id = false;
+	is_int((long long)parse_tb_infer_peers(h, 2), 1, "one side without a UUID: paired");
+	ok(h[0].ports[1].peer_inferred && strcmp(h[0].ports[1].peer_id, h[1].ports[1].id) == 0 &&
+	    !h[1].ports[1].peer_inferred, "local's end is the inferred one");
+	jc_host_clear(&h[1]);
+	jc_host_clear(&h[0]);
+
+	/* both sides trimmed: paired by description (name on the bus), same rate */
+	trimmed_host(top, "local", "local", 0, &h[0]);
+	trimmed_host(top, "peer", "peer", 0, &h[1]);
+	is_int((long long)parse_tb_infer_peers(h, 2), 1, "no UUID on either side: paired");
+	ok(h[0].ports[1].peer_inferred && h[1].ports[1].peer_inferred &&
+	    strcmp(h[0].ports[1].peer_id, h[1].ports[1].id) == 0 &&
+	    strcmp(h[1].ports[1].peer_id, h[0].ports[1].id) == 0, "both ends point at each other");
+	jc_host_clear(&h[1]);
+
+	/* a different rate at the far end: not the same cable */
+	trimmed_host(top, "peer", "peer", 0, &h[1]);
+	h[1].ports[1].link_gbps = 40;
+	free(h[0].ports[1].peer_id);
+	h[0].ports[1].peer_id = NULL;
+	h[0].ports[1].peer_inferred = false;
+	is_int((long long)parse_tb_infer_peers(h, 2), 0, "another link rate: not paired");
+	jc_host_clear(&h[1]);
+
+	/* two hosts that fit: never guess */
+	trimmed_host(top, "peer", "peer", 0, &h[1]);
+	trimmed_host(top, "peer", "peer2", '9', &h[2]);
+	is_int((long long)parse_tb_infer_peers(h, 3), 0, "two candidates: not paired");
+	ok(h[0].ports[1].peer_id == NULL && !h[0].ports[1].peer_inferred &&
+	    h[1].ports[1].peer_id == NULL && h[2].ports[1].peer_id == NULL,
+	    "no port was given a peer");
+	/* the model, when known, decides */
+	h[1].model = xstrdup("Mac17,6");
+	h[2].model = xstrdup("Mac16,9");
+	h[0].model = xstrdup("Mac17,6");
+	is_int((long long)parse_tb_infer_peers(h, 3), 1, "models known: the one that fits");
+	ok(h[0].ports[1].peer_id && strcmp(h[0].ports[1].peer_id, h[1].ports[1].id) == 0,
+	    "paired with the host of the model the port reports");
+	for (int i = 0; i < 3; i++)
+		jc_host_clear(&h[i]);
+}
+
 int
 main(void)
 {
@@ -383,6 +495,7 @@ main(void)
 	test_json_shapes();
 	test_text();
 	test_xml();
+	test_no_uuid(top ? top : ".");
 	root = xasprintf("%s/tests/captures", top ? top : ".");
 	forms_agree(root);
 	free(root);
