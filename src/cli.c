@@ -78,6 +78,8 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit" },
 };
 
+const size_t jc_noptdefs = JC_ARRAY_LEN(jc_optdefs);
+
 #define HOST_OPTS OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_FROM, \
 	OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, \
 	OPT_VERBOSE
@@ -115,6 +117,8 @@ static const enum jc_optid doctor_opts[] = {
 	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT__END
 };
 
+static const enum jc_optid completion_opts[] = { OPT__END };
+
 const struct jc_cmd jc_cmds[] = {
 	{ "configure", cmd_configure, "",
 	  "discover the cabling, set up one network per cable, write the hostfile (the default command)",
@@ -140,8 +144,33 @@ const struct jc_cmd jc_cmds[] = {
 	{ "doctor", cmd_doctor, "",
 	  "find every known cause of a broken Thunderbolt/RDMA cluster",
 	  doctor_opts, JC_CMD_NEEDS_HOSTS },
+	{ "completion", cmd_completion, "bash|zsh|fish",
+	  "print the shell completion script (used by the build)",
+	  completion_opts, JC_CMD_HIDDEN },
 };
 const size_t jc_ncmds = JC_ARRAY_LEN(jc_cmds);
+
+const struct jc_exit jc_exits[] = {
+	{ JC_EXIT_OK, "ok", "success" },
+	{ JC_EXIT_FAIL, "failed", "any other failure (an invalid hostfile or bundle, a failed probe)" },
+	{ JC_EXIT_USAGE, "usage", "usage error: a bad option, value or host list" },
+	{ JC_EXIT_UNREACHABLE, "unreachable", "a host could not be reached or refused the key" },
+	{ JC_EXIT_CABLING, "cabling", "the cabling cannot serve the backend asked for" },
+	{ JC_EXIT_SETUP_RESTORED, "setup-restored", "setup failed; every host was put back as it was" },
+	{ JC_EXIT_SETUP_BROKEN, "setup-not-restored", "setup failed and a host could not be put back" },
+	{ JC_EXIT_VERIFY, "verify-failed", "verification failed: a link down or under the floor" },
+	{ JC_EXIT_DOCTOR, "doctor-error", "doctor found an error" },
+};
+const size_t jc_nexits = JC_ARRAY_LEN(jc_exits);
+
+const char *
+cli_exit_code(int status)
+{
+	for (size_t i = 0; i < jc_nexits; i++)
+		if (jc_exits[i].status == status)
+			return jc_exits[i].code;
+	return "failed";
+}
 
 int jc_verbosity;
 
@@ -152,6 +181,49 @@ optdef(enum jc_optid id)
 		if (jc_optdefs[i].id == id)
 			return &jc_optdefs[i];
 	return NULL;
+}
+
+const struct jc_optdef *
+cli_optdef(enum jc_optid id)
+{
+	return optdef(id);
+}
+
+enum cli_argkind
+cli_opt_arg(const struct jc_optdef *d, struct jc_strv *values, bool *also_file)
+{
+	const char *a = d->argname, *p;
+	bool upper = false;
+
+	*also_file = false;
+	if (d->has_arg == no_argument || a == NULL)
+		return CLI_ARG_NONE;
+	if (strchr(a, '|') == NULL) {
+		if (strcmp(a, "FILE") == 0 || strcmp(a, "PATH") == 0)
+			return CLI_ARG_FILE;
+		if (strcmp(a, "DIR") == 0)
+			return CLI_ARG_DIR;
+		if (strcmp(a, "HOSTS") == 0)
+			return CLI_ARG_HOSTS;
+		return CLI_ARG_WORD;
+	}
+	for (p = a; *p; ) {
+		size_t n = strcspn(p, "|");
+		char *w = xasprintf("%.*s", (int)n, p);
+
+		if (w[0] >= 'A' && w[0] <= 'Z') {
+			upper = true;
+			free(w);
+		} else {
+			strv_push(values, w);
+			free(w);
+		}
+		p += n;
+		if (*p == '|')
+			p++;
+	}
+	*also_file = upper;
+	return CLI_ARG_CHOICE;
 }
 
 const struct jc_cmd *
@@ -200,14 +272,15 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 		    "Thunderbolt cables for MLX distributed jobs (JACCL over RDMA, or the ring backend).\n"
 		    "\nCommands:\n", fp);
 		for (size_t i = 0; i < jc_ncmds; i++)
-			fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
+			if (!(jc_cmds[i].flags & JC_CMD_HIDDEN))
+				fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
 	} else {
 		fprintf(fp, "\n%s\n", only->summary);
 	}
 	for (size_t i = 0; i < jc_ncmds; i++) {
 		const struct jc_cmd *c = &jc_cmds[i];
 
-		if (only != NULL && c != only)
+		if ((only != NULL && c != only) || (only == NULL && (c->flags & JC_CMD_HIDDEN)))
 			continue;
 		fprintf(fp, "\nOptions of %s%s%s:\n", c->name, *c->args ? " " : "", c->args);
 		for (const enum jc_optid *id = c->opts; *id != OPT__END; id++)
@@ -216,6 +289,12 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 	fputs("\nCommon options:\n", fp);
 	print_opt(fp, optdef(OPT_HELP));
 	print_opt(fp, optdef(OPT_VERSION));
+	if (only != NULL)
+		return;
+	fputs("\nExit status:\n", fp);
+	for (size_t i = 0; i < jc_nexits; i++)
+		fprintf(fp, "  %d  %-19s %s\n", jc_exits[i].status, jc_exits[i].code,
+		    jc_exits[i].help);
 }
 
 int

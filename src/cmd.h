@@ -24,5 +24,6 @@ int cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 int cmd_launch(struct jc_opts *o);
 int cmd_restore(struct jc_opts *o);
 int cmd_doctor(struct jc_opts *o);
+int cmd_completion(struct jc_opts *o);	/* src/cli/completion.c */
 
 #endif
