@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,17 +299,47 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 		    jc_exits[i].help);
 }
 
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *last_error;	/* the last error message, for cli_json_error() */
+
+static void
+remember(const char *host, const char *s)
+{
+	pthread_mutex_lock(&last_lock);
+	free(last_error);
+	last_error = host ? xasprintf("%s: %s", host, s) : xstrdup(s);
+	pthread_mutex_unlock(&last_lock);
+}
+
+void
+cli_json_error(FILE *fp, int status)
+{
+	json_t *doc;
+
+	pthread_mutex_lock(&last_lock);
+	doc = json_pack("{s:{s:s, s:i, s:s?}}", "error", "code", cli_exit_code(status),
+	    "status", status, "message", last_error);
+	pthread_mutex_unlock(&last_lock);
+	json_dumpf(doc, fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', fp);
+	fflush(fp);
+	json_decref(doc);
+}
+
 int
 cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	cli_usage(stderr, cmd);
-	fprintf(stderr, "%s: error: ", JC_PROG);
+	char *s;
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	remember(NULL, s);
+	cli_usage(stderr, cmd);
+	fprintf(stderr, "%s: error: %s\n", JC_PROG, s);
+	free(s);
 	return JC_EXIT_USAGE;
 }
 
@@ -565,6 +597,9 @@ vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
 {
 	struct jc_buf b = { 0 };
 	char *s = xvasprintf(fmt, ap);
+
+	if (kind != NULL && strcmp(kind, "error: ") == 0)
+		remember(host, s);
 
 	buf_printf(&b, "%s: ", JC_PROG);
 	if (host)

@@ -90,6 +90,7 @@ struct jc_opts {
 	const char *state_dir;
 	int argc;			/* positional arguments */
 	char **argv;
+	bool json_printed;		/* the command printed its --json document */
 };
 
 enum {
@@ -168,5 +169,11 @@ extern int jc_verbosity;
 void jc_error(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
 void jc_warn(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);
 void jc_info(const char *host, const char *fmt, ...) JC_PRINTF(2, 3);	/* only with --verbose */
+
+/*
+ * With --json, a command that fails before printing its document prints
+ * {"error": {"code": CODE, "status": N, "message": the last error}}.
+ */
+void cli_json_error(FILE *fp, int status);
 
 #endif

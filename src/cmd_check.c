@@ -68,6 +68,7 @@ cmd_check(struct jc_opts *o)
 
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		putchar('\n');
+		o->json_printed = true;
 		json_decref(j);
 	} else {
 		print_human(o->argv[0], r);

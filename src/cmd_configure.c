@@ -149,7 +149,7 @@ discover(struct run *r)
 		buf_puts(&b, "\nMaybe they are not set-up for password-less ssh?\n");
 		fputs(b.data, stderr);
 		buf_free(&b);
-		return JC_EXIT_FAIL;
+		return JC_EXIT_UNREACHABLE;
 	}
 	kept = xcalloc(r->n ? r->n : 1, sizeof(*kept));
 	for (size_t i = 0; i < r->n; i++) {
@@ -170,7 +170,7 @@ discover(struct run *r)
 		}
 	if (rc == 0 && r->n == 0) {
 		jc_error(NULL, "no host left to configure");
-		rc = JC_EXIT_FAIL;
+		rc = JC_EXIT_UNREACHABLE;
 	}
 	return rc;
 }
@@ -304,7 +304,7 @@ auto_setup(struct run *r)
 	struct apply_opts ao = { 0 };
 	struct apply_result res = { 0 };
 	struct jc_err err = { 0 };
-	int rc;
+	int rc, status = JC_EXIT_SETUP_RESTORED;
 
 	ao.tr.ssh_config = o->ssh_config;
 	ao.tr.accept_new = o->accept_new;
@@ -326,6 +326,8 @@ auto_setup(struct run *r)
 			jc_info(res.hosts[i].name, "set up (%zu commands)", res.hosts[i].ran);
 		else if (res.hosts[i].undone)
 			fprintf(stderr, "%s: %s: put back as it was\n", JC_PROG, res.hosts[i].name);
+		else if (res.hosts[i].status == APPLY_HOST_ROLLBACK_FAILED)
+			status = JC_EXIT_SETUP_BROKEN;
 	}
 	if (rc != 0)
 		jc_error(NULL, "setup failed: %s", err.msg);
@@ -336,7 +338,7 @@ auto_setup(struct run *r)
 		free(dir);
 	}
 	apply_result_clear(&res);
-	return rc == 0 ? 0 : JC_EXIT_FAIL;
+	return rc == 0 ? 0 : status;
 }
 
 static void
@@ -442,6 +444,7 @@ print_json(struct run *r, json_t *setup)
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(doc);
+	r->o->json_printed = true;
 	return 0;
 }
 
@@ -666,7 +669,7 @@ cmd_configure(struct jc_opts *o)
 		jc_info(NULL, "Checking that %s supports RDMA", r.hosts[i].name);
 	if (graph_choose(r.g, o->backend, &r.choice, &err) != 0) {
 		error_lines(err.msg);
-		rc = JC_EXIT_FAIL;
+		rc = JC_EXIT_CABLING;
 		goto out;
 	}
 	r.chosen = true;

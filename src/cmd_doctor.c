@@ -358,9 +358,12 @@ cmd_doctor(struct jc_opts *o)
 	in.coordinator = coordinator;
 	in.coord = coord;
 	rep = doctor_run(&in);
+	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_DOCTOR;
 	if (o->json) {
 		json_t *doc = doctor_report_json(rep, hosts, n);
 
+		json_object_set_new(doc, "code", json_string(cli_exit_code(rc)));
+		o->json_printed = true;
 		if (coordinator != NULL)
 			json_object_set_new(doc, "coordinator", json_string(coordinator));
 		else
@@ -371,7 +374,6 @@ cmd_doctor(struct jc_opts *o)
 	} else {
 		print_human(rep, hosts, n);
 	}
-	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_FAIL;
 	if (fflush(stdout) != 0) {
 		jc_error(NULL, "cannot write to standard output");
 		rc = JC_EXIT_FAIL;

@@ -164,7 +164,8 @@ errors_json(const struct jc_host *hosts, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (hosts[i].error == NULL)
 			continue;
-		json_array_append_new(a, json_pack("{s:s, s:s, s:b}", "host", hosts[i].name,
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b}", "host", hosts[i].name,
+		    "code", cli_exit_code(hosts[i].reachable ? JC_EXIT_FAIL : JC_EXIT_UNREACHABLE),
 		    "error", hosts[i].error, "reachable", hosts[i].reachable));
 	}
 	return a;
@@ -298,7 +299,7 @@ cmd_probe(struct jc_opts *o)
 		buf_puts(&b, "\nMaybe they are not set-up for password-less ssh?\n");
 		fputs(b.data, stderr);
 		buf_free(&b);
-		rc = JC_EXIT_FAIL;
+		rc = JC_EXIT_UNREACHABLE;
 		goto out;
 	}
 	/* drop the unreachable hosts (only with --ignore-unreachable) */
@@ -316,7 +317,7 @@ cmd_probe(struct jc_opts *o)
 	n = nkept;
 	if (n == 0) {
 		jc_error(NULL, "no reachable host left to probe");
-		rc = JC_EXIT_FAIL;
+		rc = JC_EXIT_UNREACHABLE;
 		goto out;
 	}
 
@@ -341,6 +342,7 @@ cmd_probe(struct jc_opts *o)
 			json_object_set_new(doc, "errors", errors_json(hosts, n));
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		putchar('\n');
+		o->json_printed = true;
 		json_decref(doc);
 	} else {
 		bool first = true;

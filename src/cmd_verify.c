@@ -50,6 +50,23 @@ has_matrix(const struct jc_hostfile *hf)
 }
 
 /*
+ * The exit status of a verification that ran and failed: a rank whose host
+ * could not be reached makes it JC_EXIT_UNREACHABLE, anything else (a link
+ * down or slow, a wrong result, a rank that failed) JC_EXIT_VERIFY.
+ */
+static int
+verify_status(const json_t *rep)
+{
+	const json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(rep, "processes"), i, p)
+		if (strcmp(json_string_value(json_object_get(p, "state")) ?: "", "unreachable") == 0)
+			return JC_EXIT_UNREACHABLE;
+	return JC_EXIT_VERIFY;
+}
+
+/*
  * Check hf (read from label, with d its reader's diagnostics, or NULL for a
  * hostfile built in memory), run the verification on its hosts and print
  * the report. Returns the command's exit status.
@@ -117,15 +134,17 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	if (r < 0) {
 		jc_error(NULL, "%s", err.msg);
 	} else {
+		rc = r == 0 ? JC_EXIT_OK : verify_status(rep);
+		if (interrupted)
+			rc = 128 + (int)interrupted;
 		if (o->json) {
+			json_object_set_new(rep, "code", json_string(cli_exit_code(rc)));
 			json_dumpf(rep, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
+			o->json_printed = true;
 		} else {
 			verify_print(stdout, rep);
 		}
-		rc = r == 0 ? JC_EXIT_OK : JC_EXIT_FAIL;
-		if (interrupted)
-			rc = 128 + (int)interrupted;
 	}
 	tr_global_cleanup();
 out:

@@ -40,6 +40,8 @@ cmd_verify_rank(struct jc_opts *o)
 	int wires, rc = JC_EXIT_FAIL;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* rank 0's report is the only document: no error document on stdout */
+	o->json_printed = true;
 	rt_verify_defaults(&vo);
 	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &vo.min_bw) < 0)
 		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
@@ -87,10 +89,13 @@ cmd_verify_rank(struct jc_opts *o)
 	jc_info(who, "group connected");
 	if (rt_verify_run(g, &c, &vo, &rep, &err) < 0)
 		goto fail;
+	rc = json_is_true(json_object_get(rep, "ok")) ? JC_EXIT_OK : JC_EXIT_FAIL;	/* verify reads 1 */
 	if (c.rank == 0) {
 		if (o->json) {
+			json_object_set_new(rep, "code", json_string(cli_exit_code(rc)));
 			json_dumpf(rep, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
+			o->json_printed = true;
 		} else {
 			rt_verify_print(stdout, rep);
 		}
@@ -98,7 +103,6 @@ cmd_verify_rank(struct jc_opts *o)
 	} else if (jc_verbosity > 0) {
 		rt_verify_print(stderr, rep);
 	}
-	rc = json_is_true(json_object_get(rep, "ok")) ? JC_EXIT_OK : JC_EXIT_FAIL;
 	goto out;
 fail:
 	jc_error(who, "%s", err.msg);

@@ -33,9 +33,14 @@ main(int argc, char **argv)
 	r = cli_parse(cmd, argc, argv, &o);
 	if (r == -1)
 		return JC_EXIT_OK;
-	if (r != 0)
+	if (r != 0) {
+		if (o.json)
+			cli_json_error(stdout, r);
 		return r;
+	}
 	r = cmd->run(&o);
+	if (o.json && r != JC_EXIT_OK && !o.json_printed)
+		cli_json_error(stdout, r);
 	cli_opts_free(&o);
 	return r;
 }

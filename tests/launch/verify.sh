@@ -132,7 +132,7 @@ exec "$JACCL_CONFIG" "\$@"
 EOS
 chmod +x "$t/remote"
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m3.json" $SMALL --timeout 3 >"$t/out" 2>"$t/err"
-is "$?" 1 "a rank that never starts: exit 1"
+is "$?" 7 "a rank that never starts: exit 7 (verification failed)"
 grep -q '^FAIL: rank 2 (lx3) exited with code 127' "$t/out"
 okd $? "a rank that never starts: named with its host" "$t/out" "$t/err"
 no_leftovers "a rank that never starts"
@@ -141,7 +141,7 @@ no_leftovers "a rank that never starts"
 lv_hostfile "$t/m24.json" jaccl lx1,lx4
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m24.json" $SMALL --env HANG=1 --timeout 2 --json \
     >"$t/out" 2>"$t/err"
-is "$?" 1 "a rank that hangs: exit 1"
+is "$?" 7 "a rank that hangs: exit 7"
 python3 - "$t/out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -167,7 +167,7 @@ killer=$!
 jv --hostfile "$t/m3.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
 wait "$killer"
-is "$st" 1 "a peer killed mid-test: exit 1"
+is "$st" 7 "a peer killed mid-test: exit 7"
 grep -q '^FAIL: rank 1 (lx2) was killed by SIGKILL' "$t/out"
 okd $? "a peer killed mid-test: named with its host" "$t/out" "$t/err"
 no_leftovers "a peer killed mid-test"
@@ -190,7 +190,7 @@ downer=$!
 jv --hostfile "$t/m2.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
 wait "$downer"
-is "$st" 1 "a cable down mid-test: exit 1"
+is "$st" 7 "a cable down mid-test: exit 7"
 grep -Eq '^link lx1:rdma_eth1 -- lx2:rdma_eth1: down' "$t/out" ||
     grep -Eq 'rdma_eth1.*(down|no data moved)' "$t/out"
 okd $? "a cable down mid-test: that link is named" "$t/out" "$t/err"
