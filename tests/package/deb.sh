@@ -34,7 +34,7 @@ trap 'exit 143' TERM
 # a copy of the source tree, without build folders
 mkdir -p "$t/src" &&
     tar -C "$top_srcdir" --exclude='./_build*' --exclude=./.git --exclude=./autom4te.cache -cf - . |
-    tar -C "$t/src" -xf -
+    tar -C "$t/src" -xf - && chmod -R u+w "$t/src"	# make distcheck's tree is read-only
 ok $? "a copy of the source tree"
 (cd "$t/src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -us -uc -b) \
     >"$t/build.log" 2>&1
