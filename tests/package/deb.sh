@@ -13,6 +13,14 @@
 for c in dpkg-buildpackage dh fakeroot apt-get; do
 	command -v $c >/dev/null 2>&1 || skip_all "$c is missing (dpkg-dev, debhelper, fakeroot)"
 done
+if grep -q -- '--enable-sanitizers' "${top_builddir:-.}/config.status" 2>/dev/null; then
+	skip_all "sanitizer build: the plain build builds and tests the package"
+fi
+# one package test at a time on this machine (the package is system-wide)
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"${TMPDIR:-/tmp}/jaccl-config-deb-test.lock"
+	flock 9
+fi
 if dpkg-query -W -f='${Status}' jaccl-config 2>/dev/null | grep -q 'ok installed'; then
 	skip_all "a jaccl-config package is installed already: not replacing it"
 fi
