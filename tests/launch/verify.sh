@@ -6,8 +6,9 @@
 # side channel (tcp, ssh relayed by the launcher, file, a plugin loaded
 # from a .so); verify-rank started by a script with nothing but the
 # mlx.launch environment; faults named: a rank that never starts, one that
-# hangs, a peer killed mid-test, a cable taken down mid-test; an invalid
-# hostfile refused; no process left on the hosts after any run.
+# hangs, a peer killed mid-test, a cable taken down mid-test (each exit 7),
+# a host that cannot be reached (exit 3); an invalid hostfile refused; no
+# process left on the hosts after any run.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -209,6 +210,25 @@ jv --hostfile "$t/bad.json" >"$t/out" 2>"$t/err"
 is "$?" 1 "invalid hostfile: exit 1"
 grep -q 'not a valid hostfile' "$t/err" && grep -q 'lx2' "$t/err"
 okd $? "invalid hostfile: its problems are printed" "$t/err"
+
+# --- a host that cannot be reached: its own exit status, and code in --json
+python3 - "$t/m2.json" "$t/gone.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hosts"][1]["ssh"] = "nosuchhost.invalid"
+json.dump(h, open(sys.argv[2], "w"))
+PY
+jv --hostfile "$t/gone.json" $SMALL --connect-timeout 2 --json >"$t/out" 2>"$t/err"
+is "$?" 3 "a host that cannot be reached: exit 3"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["code"] == "unreachable", r.get("code")
+assert r["processes"][1]["state"] == "unreachable", r["processes"]
+' "$t/out"
+okd $? "a host that cannot be reached: --json names it, code unreachable" "$t/out" "$t/err"
+no_leftovers "a host that cannot be reached"
+
 jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1
