@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Hosts that cannot be reached: no answer (reported together as mlx does,
 # or left out with --ignore-unreachable), a changed host key (always
-# refused), an unknown host key (refused, or recorded with --accept-new);
-# and a target written user@host:port.
+# refused), an unknown host key (refused, or recorded with --accept-new),
+# a user whose key is refused (each exit 3); and a target written
+# user@host:port.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
@@ -57,5 +58,9 @@ is "$(python3 -c 'import json,sys; print(" ".join(h["name"] + "/" + h["user"] + 
     "mini1/root/22" "root@mini1:22 is probed as mini1, user root, port 22"
 grep -q "^jaccl-config: mini2: warning: unreachable, left out: permission denied for nosuchuser@mini2" "$t/err"
 ok $? "the user of nosuchuser@mini2 is the one that logs in (and is refused)"
+probe --hosts mini1,nosuchuser@mini2 --json >"$t/out" 2>"$t/err"
+is "$?" 3 "a host refusing the key: exit 3"
+is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["error"]["code"])' "$t/out" 2>&1)" \
+    "unreachable" "a host refusing the key: --json error code unreachable"
 
 done_testing
