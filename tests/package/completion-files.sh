@@ -15,6 +15,10 @@ awk '$1 ~ /^-[a-zA-Z],$/ { print $2 } $1 ~ /^--[a-z]/ { print $1 }' "$t/help" | 
 [ -s "$t/cmds" ] && [ -s "$t/opts" ]
 ok $? "--help lists commands and options"
 
+"$JACCL_CONFIG" completion tcsh >"$t/out" 2>"$t/err"
+is "$?" 2 "completion for a shell it does not know: usage error"
+grep -q 'expected one of bash, zsh, fish' "$t/err"; ok $? "... naming the shells it knows"
+
 head -1 "$zsh_f" | grep -qx '#compdef jaccl-config'
 ok $? "zsh: the file starts with #compdef jaccl-config"
 for f in "$zsh_f" "$fish_f"; do
