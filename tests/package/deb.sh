@@ -13,6 +13,7 @@
 for c in dpkg-buildpackage dh fakeroot apt-get; do
 	command -v $c >/dev/null 2>&1 || skip_all "$c is missing (dpkg-dev, debhelper, fakeroot)"
 done
+[ -z "${JC_IN_PACKAGE_BUILD:-}" ] || skip_all "running inside a package build"
 if grep -q -- '--enable-sanitizers' "${top_builddir:-.}/config.status" 2>/dev/null; then
 	skip_all "sanitizer build: the plain build builds and tests the package"
 fi
