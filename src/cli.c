@@ -330,7 +330,6 @@ int
 cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
-
 	char *s;
 
 	va_start(ap, fmt);

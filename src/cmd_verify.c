@@ -60,9 +60,12 @@ verify_status(const json_t *rep)
 	const json_t *p;
 	size_t i;
 
-	json_array_foreach(json_object_get(rep, "processes"), i, p)
-		if (strcmp(json_string_value(json_object_get(p, "state")) ?: "", "unreachable") == 0)
+	json_array_foreach(json_object_get(rep, "processes"), i, p) {
+		const char *st = json_string_value(json_object_get(p, "state"));
+
+		if (st != NULL && strcmp(st, "unreachable") == 0)
 			return JC_EXIT_UNREACHABLE;
+	}
 	return JC_EXIT_VERIFY;
 }
 
