@@ -214,10 +214,10 @@ zsh_action(FILE *fp, const struct jc_optdef *d)
 	case CLI_ARG_CHOICE:
 		fprintf(fp, ":%s:", d->name);
 		if (file) {
-			fputs("{_alternative 'values:value:(", fp);
+			fputs("{_alternative \"values\\:value\\:(", fp);
 			for (size_t i = 0; i < v.n; i++)
 				fprintf(fp, "%s%s", i ? " " : "", v.v[i]);
-			fputs(")' 'files:file:_files'}", fp);
+			fputs(")\" \"files\\:file\\:_files\"}", fp);
 		} else {
 			fputc('(', fp);
 			for (size_t i = 0; i < v.n; i++)
@@ -248,9 +248,12 @@ zsh_spec(FILE *fp, const struct jc_optdef *d)
 	bool many = d->id == OPT_ENV || d->id == OPT_VERBOSE;
 
 	fputs("\t\t", fp);
-	if (d->shortopt)
-		fprintf(fp, "'%s(-%c --%s)'{-%c%s,--%s%s}'", many ? "*" : "", d->shortopt,
-		    d->name, d->shortopt, arg ? "+" : "", d->name, arg ? "=" : "");
+	if (d->shortopt && many)	/* repeatable: no exclusion list */
+		fprintf(fp, "'*'{-%c%s,--%s%s}'", d->shortopt, arg ? "+" : "", d->name,
+		    arg ? "=" : "");
+	else if (d->shortopt)
+		fprintf(fp, "'(-%c --%s)'{-%c%s,--%s%s}'", d->shortopt, d->name, d->shortopt,
+		    arg ? "+" : "", d->name, arg ? "=" : "");
 	else
 		fprintf(fp, "'%s--%s%s", many ? "*" : "", d->name, arg ? "=" : "");
 	fputc('[', fp);
