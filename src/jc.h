@@ -16,11 +16,21 @@
 
 #define JC_PROG "jaccl-config"
 
-/* Exit statuses of the command (documented in the man page). */
+/*
+ * Exit statuses of the command, one per class of failure, so that a script
+ * can tell them apart. jc_exits[] (cli.c) gives each its --json code and
+ * its line in --help; the man page's EXIT STATUS lists the same.
+ */
 enum {
 	JC_EXIT_OK = 0,
-	JC_EXIT_FAIL = 1,	/* the job failed: invalid input, host, cabling */
+	JC_EXIT_FAIL = 1,	/* any other failure: invalid input, a probe */
 	JC_EXIT_USAGE = 2,	/* bad command line, as argparse's exit 2 */
+	JC_EXIT_UNREACHABLE = 3,	/* a host unreachable or refusing the key */
+	JC_EXIT_CABLING = 4,	/* the cabling cannot serve the backend */
+	JC_EXIT_SETUP_RESTORED = 5,	/* setup failed, every host put back */
+	JC_EXIT_SETUP_BROKEN = 6,	/* setup failed, a host not put back */
+	JC_EXIT_VERIFY = 7,	/* a link down or under the floor */
+	JC_EXIT_DOCTOR = 8,	/* doctor found an error */
 };
 
 /* A yes/no fact that a probe may not have been able to establish. */

@@ -119,6 +119,8 @@ const struct jc_optdef jc_optdefs[] = {
 	  .kind = OPTK_VERSION },
 };
 
+const size_t jc_noptdefs = JC_ARRAY_LEN(jc_optdefs);
+
 #define HOST_OPTS OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_FROM, \
 	OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, \
 	OPT_VERBOSE
@@ -155,6 +157,7 @@ static const enum jc_optid restore_opts[] = {
 static const enum jc_optid doctor_opts[] = {
 	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT__END
 };
+static const enum jc_optid completion_opts[] = { OPT__END };
 
 const struct jc_cmd jc_cmds[] = {
 	{ "configure", cmd_configure, "",
@@ -181,8 +184,33 @@ const struct jc_cmd jc_cmds[] = {
 	{ "doctor", cmd_doctor, "",
 	  "find every known cause of a broken Thunderbolt/RDMA cluster",
 	  doctor_opts, JC_CMD_NEEDS_HOSTS },
+	{ "completion", cmd_completion, "bash|zsh|fish",
+	  "print the shell completion script (used by the build)",
+	  completion_opts, JC_CMD_HIDDEN },
 };
 const size_t jc_ncmds = JC_ARRAY_LEN(jc_cmds);
+
+const struct jc_exit jc_exits[] = {
+	{ JC_EXIT_OK, "ok", "success" },
+	{ JC_EXIT_FAIL, "failed", "any other failure (an invalid hostfile or bundle, a failed probe)" },
+	{ JC_EXIT_USAGE, "usage", "usage error: a bad option, value or host list" },
+	{ JC_EXIT_UNREACHABLE, "unreachable", "a host could not be reached or refused the key" },
+	{ JC_EXIT_CABLING, "cabling", "the cabling cannot serve the backend asked for" },
+	{ JC_EXIT_SETUP_RESTORED, "setup-restored", "setup failed; every host was put back as it was" },
+	{ JC_EXIT_SETUP_BROKEN, "setup-not-restored", "setup failed and a host could not be put back" },
+	{ JC_EXIT_VERIFY, "verify-failed", "verification failed: a link down or under the floor" },
+	{ JC_EXIT_DOCTOR, "doctor-error", "doctor found an error" },
+};
+const size_t jc_nexits = JC_ARRAY_LEN(jc_exits);
+
+const char *
+cli_exit_code(int status)
+{
+	for (size_t i = 0; i < jc_nexits; i++)
+		if (jc_exits[i].status == status)
+			return jc_exits[i].code;
+	return "failed";
+}
 
 static const struct jc_optdef *
 optdef(enum jc_optid id)
@@ -191,6 +219,53 @@ optdef(enum jc_optid id)
 		if (jc_optdefs[i].id == id)
 			return &jc_optdefs[i];
 	return NULL;
+}
+
+const struct jc_optdef *
+cli_optdef(enum jc_optid id)
+{
+	return optdef(id);
+}
+
+/* One value of an "a|b|c" argument name into values; an upper-case word means a file too. */
+static void
+arg_choice(const char *w, size_t n, struct jc_strv *values, bool *also_file)
+{
+	char *v = xstrndup(w, n);
+
+	if (v[0] >= 'A' && v[0] <= 'Z')
+		*also_file = true;
+	else
+		strv_push(values, v);
+	free(v);
+}
+
+enum cli_argkind
+cli_opt_arg(const struct jc_optdef *d, struct jc_strv *values, bool *also_file)
+{
+	const char *a = d->argname;
+
+	*also_file = false;
+	if (d->has_arg == no_argument || a == NULL)
+		return CLI_ARG_NONE;
+	if (strchr(a, '|') == NULL) {
+		if (strcmp(a, "FILE") == 0 || strcmp(a, "PATH") == 0)
+			return CLI_ARG_FILE;
+		if (strcmp(a, "DIR") == 0)
+			return CLI_ARG_DIR;
+		if (strcmp(a, "HOSTS") == 0)
+			return CLI_ARG_HOSTS;
+		return CLI_ARG_WORD;
+	}
+	for (const char *p = a; *p; ) {
+		size_t n = strcspn(p, "|");
+
+		arg_choice(p, n, values, also_file);
+		p += n;
+		if (*p == '|')
+			p++;
+	}
+	return CLI_ARG_CHOICE;
 }
 
 const struct jc_cmd *
@@ -239,14 +314,15 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 		    "Thunderbolt cables for MLX distributed jobs (JACCL over RDMA, or the ring backend).\n"
 		    "\nCommands:\n", fp);
 		for (size_t i = 0; i < jc_ncmds; i++)
-			fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
+			if (!(jc_cmds[i].flags & JC_CMD_HIDDEN))
+				fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
 	} else {
 		fprintf(fp, "\n%s\n", only->summary);
 	}
 	for (size_t i = 0; i < jc_ncmds; i++) {
 		const struct jc_cmd *c = &jc_cmds[i];
 
-		if (only != NULL && c != only)
+		if ((only != NULL && c != only) || (only == NULL && (c->flags & JC_CMD_HIDDEN)))
 			continue;
 		fprintf(fp, "\nOptions of %s%s%s:\n", c->name, *c->args ? " " : "", c->args);
 		for (const enum jc_optid *id = c->opts; *id != OPT__END; id++)
@@ -255,19 +331,27 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 	fputs("\nCommon options:\n", fp);
 	print_opt(fp, optdef(OPT_HELP));
 	print_opt(fp, optdef(OPT_VERSION));
+	if (only != NULL)
+		return;
+	fputs("\nExit status:\n", fp);
+	for (size_t i = 0; i < jc_nexits; i++)
+		fprintf(fp, "  %d  %-19s %s\n", jc_exits[i].status, jc_exits[i].code,
+		    jc_exits[i].help);
 }
 
 int
 cli_usage_error(const struct jc_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	char *s;
 
-	cli_usage(stderr, cmd);
-	fprintf(stderr, "%s: error: ", JC_PROG);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	out_remember_error(NULL, s);
+	cli_usage(stderr, cmd);
+	fprintf(stderr, "%s: error: %s\n", JC_PROG, s);
+	free(s);
 	return JC_EXIT_USAGE;
 }
 

@@ -111,6 +111,7 @@ struct jc_opts {
 	const char *state_dir;
 	int argc;			/* positional arguments */
 	char **argv;
+	bool json_printed;		/* the command printed its --json document */
 };
 
 enum {
@@ -118,6 +119,7 @@ enum {
 	JC_CMD_NEEDS_HOSTS = 1 << 1,	/* talks to hosts over SSH */
 	JC_CMD_POSIX = 1 << 2,		/* options stop at the first argument */
 	JC_CMD_HIDDEN_ARGS = 1 << 3,
+	JC_CMD_HIDDEN = 1 << 4,		/* not in --help (build helpers) */
 };
 
 struct jc_cmd {
@@ -130,10 +132,41 @@ struct jc_cmd {
 };
 
 extern const struct jc_optdef jc_optdefs[];
+extern const size_t jc_noptdefs;
 extern const struct jc_cmd jc_cmds[];
 extern const size_t jc_ncmds;
 
+/* One exit status: its number, its stable --json code, what it means. */
+struct jc_exit {
+	int status;
+	const char *code;
+	const char *help;
+};
+extern const struct jc_exit jc_exits[];
+extern const size_t jc_nexits;
+
+/* The --json code of an exit status ("failed" for one not in the table). */
+const char *cli_exit_code(int status);
+
 const struct jc_cmd *cli_find_cmd(const char *name);
+const struct jc_optdef *cli_optdef(enum jc_optid id);
+
+/*
+ * What an option's argument is, read from its argument name in the table
+ * (the name --help shows): "a|b|c" lists the values (an upper-case word
+ * among them, as in "tcp|ssh|file|PATH", also allows a file), FILE and
+ * PATH a file, DIR a directory, HOSTS a host list. For the completions.
+ */
+enum cli_argkind {
+	CLI_ARG_NONE,		/* takes no argument */
+	CLI_ARG_WORD,		/* free text */
+	CLI_ARG_CHOICE,		/* one of *values */
+	CLI_ARG_FILE,
+	CLI_ARG_DIR,
+	CLI_ARG_HOSTS,		/* comma separated ssh host names */
+};
+enum cli_argkind cli_opt_arg(const struct jc_optdef *d, struct jc_strv *values,
+    bool *also_file);
 
 /*
  * Parse argv for cmd into o. argv[0] is the program or command name.

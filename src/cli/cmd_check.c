@@ -67,6 +67,7 @@ cmd_check(struct jc_opts *o)
 		json_t *j = check_report_json(r);
 
 		out_json(j);
+		o->json_printed = true;
 		json_decref(j);
 	} else {
 		print_human(o->argv[0], r);

@@ -105,12 +105,12 @@ cli_hosts_check(struct jc_opts *o, struct cli_hosts *h, const char *none_left)
 	for (size_t i = 0; i < h->n; i++)
 		if (!h->v[i].reachable && !o->ignore_unreachable) {
 			report_unreachable(h);
-			return JC_EXIT_FAIL;
+			return JC_EXIT_UNREACHABLE;
 		}
 	cli_hosts_drop_unreachable(h);
 	if (h->n == 0) {
 		jc_error(NULL, "%s", none_left);
-		return JC_EXIT_FAIL;
+		return JC_EXIT_UNREACHABLE;
 	}
 	return 0;
 }

@@ -65,6 +65,7 @@ discover(struct run *r)
 	struct jc_opts *o = r->o;
 	struct probe_opts po = { 0 };
 	struct jc_buf names = { 0 };
+	int rc;
 
 	for (size_t i = 0; i < r->h.n; i++)
 		buf_printf(&names, "%s%s", i ? ", " : "", r->h.v[i].name);
@@ -77,8 +78,8 @@ discover(struct run *r)
 	if (o->verbose > 1)
 		po.log = probe_log;
 	probe_hosts(r->h.v, r->h.n, &po, NULL);
-	if (cli_hosts_check(o, &r->h, "no host left to configure") != 0)
-		return JC_EXIT_FAIL;
+	if ((rc = cli_hosts_check(o, &r->h, "no host left to configure")) != 0)
+		return rc;
 	return cli_hosts_errors(&r->h);
 }
 
@@ -173,8 +174,14 @@ auto_setup(struct run *r)
 	rc = apply_run(r->plan, r->g, &ao, &res, &err);
 	tr_global_cleanup();
 	report_setup(&res, &ao, rc, &err);
+	if (rc != 0) {
+		rc = JC_EXIT_SETUP_RESTORED;
+		for (size_t i = 0; i < res.n; i++)
+			if (res.hosts[i].status == APPLY_HOST_ROLLBACK_FAILED)
+				rc = JC_EXIT_SETUP_BROKEN;
+	}
 	apply_result_clear(&res);
-	return rc == 0 ? 0 : JC_EXIT_FAIL;
+	return rc;
 }
 
 static void
@@ -278,6 +285,7 @@ print_json(struct run *r, json_t *setup)
 	}
 	json_object_set_new(doc, "hostfile", hfj ? hfj : json_null());
 	out_json(doc);
+	r->o->json_printed = true;
 	json_decref(doc);
 	return 0;
 }
@@ -561,8 +569,10 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 
 	for (size_t i = 0; i < r->h.n; i++)
 		jc_info(NULL, "Checking that %s supports RDMA", r->h.v[i].name);
-	if (graph_choose(r->g, r->o->backend, &r->choice, &err) != 0)
+	if (graph_choose(r->g, r->o->backend, &r->choice, &err) != 0) {
+		rc = JC_EXIT_CABLING;
 		goto out;
+	}
 	r->chosen = true;
 	out_warn_each(&r->choice.warnings, "");
 	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r->choice.backend));

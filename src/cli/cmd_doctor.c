@@ -162,7 +162,7 @@ coordinator_check(struct jc_opts *o, const struct cli_hosts *h, struct doctor_in
 
 static void
 print_report(struct jc_opts *o, const struct doctor_report *rep, const struct cli_hosts *h,
-    const char *coordinator)
+    const char *coordinator, int rc)
 {
 	json_t *doc;
 
@@ -171,9 +171,11 @@ print_report(struct jc_opts *o, const struct doctor_report *rep, const struct cl
 		return;
 	}
 	doc = doctor_report_json(rep, h->v, h->n);
+	json_object_set_new(doc, "code", json_string(cli_exit_code(rc)));
 	json_object_set_new(doc, "coordinator", coordinator ? json_string(coordinator) :
 	    json_null());
 	out_json(doc);
+	o->json_printed = true;
 	json_decref(doc);
 }
 
@@ -216,8 +218,8 @@ cmd_doctor(struct jc_opts *o)
 	in.expect = expect;
 	in.expect_name = o->expect;
 	rep = doctor_run(&in);
-	print_report(o, rep, &h, in.coordinator);
-	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_FAIL;
+	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_DOCTOR;
+	print_report(o, rep, &h, in.coordinator, rc);
 out:
 	doctor_report_free(rep);
 	for (size_t i = 0; coord && i < h.n; i++)

@@ -132,8 +132,11 @@ cmd_launch(struct jc_opts *o)
 		const struct launch_result *res = first >= 0 ? launch_result(l, (size_t)first) : NULL;
 
 		jc_error(NULL, "%s", err.msg);
-		rc = res != NULL && res->state == LAUNCH_EXITED && res->status > 0 &&
-		    res->status < 256 ? res->status : JC_EXIT_FAIL;
+		if (res != NULL && res->state == LAUNCH_UNREACHABLE)
+			rc = JC_EXIT_UNREACHABLE;
+		else
+			rc = res != NULL && res->state == LAUNCH_EXITED && res->status > 0 &&
+			    res->status < 256 ? res->status : JC_EXIT_FAIL;
 	}
 	for (size_t i = 0; i < launch_nranks(l); i++)
 		if (launch_result(l, i)->killed_left)

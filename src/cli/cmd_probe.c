@@ -166,7 +166,8 @@ errors_json(const struct jc_host *hosts, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (hosts[i].error == NULL)
 			continue;
-		json_array_append_new(a, json_pack("{s:s, s:s, s:b}", "host", hosts[i].name,
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b}", "host", hosts[i].name,
+		    "code", cli_exit_code(hosts[i].reachable ? JC_EXIT_FAIL : JC_EXIT_UNREACHABLE),
 		    "error", hosts[i].error, "reachable", hosts[i].reachable));
 	}
 	return a;
@@ -229,7 +230,7 @@ save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
 }
 
 static void
-print_json(const struct cli_hosts *h)
+print_json(struct jc_opts *o, const struct cli_hosts *h)
 {
 	/* the inventory holds the hosts that were probed; errors the others */
 	struct jc_host *good = xcalloc(h->n ? h->n : 1, sizeof(*good));
@@ -244,6 +245,7 @@ print_json(const struct cli_hosts *h)
 	if (json_is_object(doc))
 		json_object_set_new(doc, "errors", errors_json(h->v, h->n));
 	out_json(doc);
+	o->json_printed = true;
 	json_decref(doc);
 }
 
@@ -286,14 +288,12 @@ cmd_probe(struct jc_opts *o)
 		goto out;
 	if (o->save != NULL)
 		rc = save_bundle(o->save, raws, nraws);
-	if (cli_hosts_check(o, &h, "no reachable host left to probe") != 0) {
-		rc = JC_EXIT_FAIL;
+	if ((rc = cli_hosts_check(o, &h, "no reachable host left to probe")) != 0)
 		goto out;
-	}
 	if (cli_hosts_errors(&h) != 0)
 		rc = JC_EXIT_FAIL;
 	if (o->json)
-		print_json(&h);
+		print_json(o, &h);
 	else
 		print_text(&h);
 out:

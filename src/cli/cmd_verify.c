@@ -41,6 +41,26 @@ has_matrix(const struct jc_hostfile *hf)
 }
 
 /*
+ * The exit status of a verification that ran and failed: a rank whose host
+ * could not be reached makes it JC_EXIT_UNREACHABLE, anything else (a link
+ * down or slow, a wrong result, a rank that failed) JC_EXIT_VERIFY.
+ */
+static int
+verify_status(const json_t *rep)
+{
+	const json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(rep, "processes"), i, p) {
+		const char *st = json_string_value(json_object_get(p, "state"));
+
+		if (st != NULL && strcmp(st, "unreachable") == 0)
+			return JC_EXIT_UNREACHABLE;
+	}
+	return JC_EXIT_VERIFY;
+}
+
+/*
  * Check hf (read from label, with d its reader's diagnostics, or NULL for a
  * hostfile built in memory), run the verification on its hosts and print
  * the report. Returns the command's exit status.
@@ -98,13 +118,16 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	if (r < 0) {
 		jc_error(NULL, "%s", err.msg);
 	} else {
-		if (o->json)
-			out_json(rep);
-		else
-			verify_print(stdout, rep);
-		rc = r == 0 ? JC_EXIT_OK : JC_EXIT_FAIL;
+		rc = r == 0 ? JC_EXIT_OK : verify_status(rep);
 		if (cli_interrupted)
 			rc = 128 + (int)cli_interrupted;
+		if (o->json) {
+			json_object_set_new(rep, "code", json_string(cli_exit_code(rc)));
+			out_json(rep);
+			o->json_printed = true;
+		} else {
+			verify_print(stdout, rep);
+		}
 	}
 	tr_global_cleanup();
 out:

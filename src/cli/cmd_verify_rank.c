@@ -38,6 +38,8 @@ cmd_verify_rank(struct jc_opts *o)
 	double timeout = o->timeout > 0 ? o->timeout : 30;
 	int wires, rc = JC_EXIT_FAIL;
 
+	/* rank 0's report is the only document: no error document on stdout */
+	o->json_printed = true;
 	rt_verify_defaults(&vo);
 	if (o->min_bw != NULL && rt_parse_rate(o->min_bw, &vo.min_bw) < 0)
 		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
@@ -85,16 +87,18 @@ cmd_verify_rank(struct jc_opts *o)
 	jc_info(who, "group connected");
 	if (rt_verify_run(g, &c, &vo, &rep, &err) < 0)
 		goto fail;
+	rc = json_is_true(json_object_get(rep, "ok")) ? JC_EXIT_OK : JC_EXIT_FAIL;	/* verify reads 1 */
 	if (c.rank == 0) {
-		if (o->json)
+		if (o->json) {
+			json_object_set_new(rep, "code", json_string(cli_exit_code(rc)));
 			out_json(rep);
-		else
+		} else {
 			rt_verify_print(stdout, rep);
+		}
 		out_flush();
 	} else if (jc_verbosity > 0) {
 		rt_verify_print(stderr, rep);
 	}
-	rc = json_is_true(json_object_get(rep, "ok")) ? JC_EXIT_OK : JC_EXIT_FAIL;
 	goto out;
 fail:
 	jc_error(who, "%s", err.msg);

@@ -40,9 +40,15 @@ main(int argc, char **argv)
 	r = cli_parse(cmd, argc, argv, &o);
 	if (r == -1)
 		return out_status(JC_EXIT_OK);
-	if (r != 0)
-		return r;
-	r = out_status(cmd->run(&o));
+	if (r != 0) {
+		if (o.json)
+			out_json_error(r);
+		return out_status(r);
+	}
+	r = cmd->run(&o);
+	if (o.json && r != JC_EXIT_OK && !o.json_printed)
+		out_json_error(r);
+	r = out_status(r);
 	cli_opts_free(&o);
 	return r;
 }

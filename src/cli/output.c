@@ -7,11 +7,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "output.h"
 
 int jc_verbosity;
@@ -82,6 +84,8 @@ vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
 	struct jc_buf b = { 0 };
 	char *s = xvasprintf(fmt, ap);
 
+	if (kind != NULL && strcmp(kind, "error: ") == 0)
+		out_remember_error(host, s);
 	buf_printf(&b, "%s: ", JC_PROG);
 	if (host)
 		buf_printf(&b, "%s: ", host);
@@ -131,4 +135,29 @@ out_warn_each(const struct jc_strv *w, const char *prefix)
 {
 	for (size_t i = 0; i < w->n; i++)
 		jc_warn(NULL, "%s%s", prefix, w->v[i]);
+}
+
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *last_error;
+
+void
+out_remember_error(const char *host, const char *msg)
+{
+	pthread_mutex_lock(&last_lock);
+	free(last_error);
+	last_error = host ? xasprintf("%s: %s", host, msg) : xstrdup(msg);
+	pthread_mutex_unlock(&last_lock);
+}
+
+void
+out_json_error(int status)
+{
+	json_t *doc;
+
+	pthread_mutex_lock(&last_lock);
+	doc = json_pack("{s:{s:s, s:i, s:s?}}", "error", "code", cli_exit_code(status),
+	    "status", status, "message", last_error);
+	pthread_mutex_unlock(&last_lock);
+	out_json(doc);
+	json_decref(doc);
 }

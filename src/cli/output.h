@@ -63,4 +63,13 @@ void out_warn_each(const struct jc_strv *w, const char *prefix);
 /* Text on standard error as it is, in one write. */
 void out_stderr(const char *text);
 
+/* Keep "HOST: msg" (or msg) as the last error, for out_json_error(). */
+void out_remember_error(const char *host, const char *msg);
+
+/*
+ * With --json, a command that fails before printing its document prints
+ * {"error": {"code": CODE, "status": N, "message": the last error}}.
+ */
+void out_json_error(int status);
+
 #endif

@@ -44,9 +44,15 @@ for c in $(cat "$t/help.cmds"); do
 	ok $? "$c --help exits 0"
 done
 
-# The exit statuses the code uses are the documented ones.
-for s in 0 1 2; do
-	grep -q "^\.It $s\$" "$page"
-	ok $? "exit status $s documented"
-done
+# The exit statuses of --help (status and code) are those of the man page's
+# EXIT STATUS, in the same order.
+sed -n '/^Exit status:/,/^$/p' "$t/help" | awk 'NR > 1 && NF { print $1, $2 }' >"$t/help.exits"
+sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$page" |
+    awk '/^\.It [0-9]+$/ { st = $2; next } st != "" && /^\.Ql [a-z-]+ :$/ { print st, $2; st = "" }' >"$t/man.exits"
+[ "$(wc -l <"$t/help.exits")" -ge 9 ] && cmp -s "$t/help.exits" "$t/man.exits"
+ok $? "the same exit statuses and codes in --help and the man page"
+cmp -s "$t/help.exits" "$t/man.exits" || diag "$(diff "$t/help.exits" "$t/man.exits")"
+is "$(head -3 "$t/help.exits" | paste -sd' ' -)" "0 ok 1 failed 2 usage" "0, 1 and 2 keep their meaning"
+is "$(cut -d' ' -f1 "$t/help.exits" | sort -un | wc -l)" "$(wc -l <"$t/help.exits" | tr -d ' ')" \
+    "every class has its own status"
 done_testing

@@ -105,13 +105,13 @@ assert d["cables"][0]["a_port"] == "1" and d["cables"][0]["b_port"] == "1", d["c
 EOT
 ok $? "--save-cabling: the hosts and cables, in the format doctor --expect reads (version 2)"
 
-# unreachable hosts, as mlx: the list and its hint, exit 1; or left out
+# unreachable hosts, as mlx: the list and its hint, exit 3; or left out
 "$JACCL_CONFIG" --from "$a" --hosts a,b,zz > "$t/o" 2> "$t/e" < /dev/null
 st=$?
-[ $st -eq 1 ] && grep -qx 'Could not ssh to the following hosts:' "$t/e" &&
+[ $st -eq 3 ] && grep -qx 'Could not ssh to the following hosts:' "$t/e" &&
     grep -qx '  -  zz' "$t/e" && grep -qx 'Maybe they are not set-up for password-less ssh?' "$t/e" &&
     [ ! -s "$t/o" ]
-ok $? "an unreachable host: mlx's message, exit 1, nothing on standard output"
+ok $? "an unreachable host: mlx's message, exit 3, nothing on standard output"
 "$JACCL_CONFIG" --from "$a" --hosts a,b,zz --ignore-unreachable --output-hostfile "$t/hf3.json" \
     > /dev/null 2> "$t/e" < /dev/null
 st=$?

@@ -6,7 +6,8 @@
 # addresses on the interfaces and that each cable's peer answers on its /30
 # address, that the hostfile passes check, that a second run changes
 # nothing, that restore puts every host back; with "rollback", also that a
-# sudo failure on one host's third command leaves every host as before.
+# sudo failure on one host's third command leaves every host as before
+# (exit 5), and that when its rollback fails too the exit status says so (6).
 
 # _hosts: the host names, one per line
 _hosts() { sim_hosts | tr , '\n'; }
@@ -141,7 +142,7 @@ for h in d["plan"]:
 	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
 	r=$?
 	rm -f "$SIM_DIR/hosts/$victim/fail-sudo" "$SIM_DIR/hosts/$victim/fail-sudo.count"
-	is "$r" 1 "$topo: sudo failing on $victim's third command fails the setup (exit 1)"
+	is "$r" 5 "$topo: sudo failing on $victim's third command fails the setup, every host put back (exit 5)"
 	grep -q "$victim: .*failed (exit 1): sudo: simulated failure" "$t/err" &&
 	    grep -q 'every host was put back as it was' "$t/err"
 	ok $? "$topo: the failure names the host, the command and its stderr"
@@ -154,4 +155,29 @@ for h in d["plan"]:
 	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 	grep -q 'nothing to restore: the last setup failed and was rolled back' "$t/out"
 	ok $? "$topo: restore after a rolled back setup has nothing to do"
+
+	# sudo failing from the victim's third command on: its rollback fails too
+	echo 3+ > "$SIM_DIR/hosts/$victim/fail-sudo"
+	rm -f "$SIM_DIR/hosts/$victim/fail-sudo.count"
+	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
+	    --json --output-hostfile "$t/hf5.json" < /dev/null > "$t/out" 2> "$t/err"
+	r=$?
+	rm -f "$SIM_DIR/hosts/$victim/fail-sudo" "$SIM_DIR/hosts/$victim/fail-sudo.count"
+	is "$r" 6 "$topo: sudo failing on $victim from its third command on: exit 6 (not put back)"
+	grep -q "$victim could not be put back" "$t/err" && grep -q 'rollback incomplete' "$t/err"
+	ok $? "$topo: ... the message names the host that could not be put back"
+	python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert e["code"] == "setup-not-restored" and e["status"] == 6, e
+' "$t/out"
+	ok $? "$topo: ... --json: the error document with code setup-not-restored"
+	_state "$t/broken"
+	! cmp -s "$t/before" "$t/broken"
+	ok $? "$topo: ... and $victim is indeed not as before"
+	"$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
+	r=$?
+	_state "$t/after2"
+	[ $r -eq 0 ] && cmp -s "$t/before" "$t/after2"
+	ok $? "$topo: ... restore then puts every host back"
 }

@@ -47,47 +47,47 @@ run() {
 
 u="coordinator=unknown expected-cabling=unknown hostfile-ifaces=unknown"
 run "all pass (configured mesh)" 0 "$u" --from "$dir/bundles/configured"
-run "rdma disabled on mini2" 1 "$u port-state=error rdma-enabled=error" --from "$dir/bundles/rdma-disabled"
+run "rdma disabled on mini2" 8 "$u port-state=error rdma-enabled=error" --from "$dir/bundles/rdma-disabled"
 grep -q 'rdma_en2 on mini1 is PORT_DOWN because mini2 has RDMA disabled' "$t/out.json"
 ok $? "rdma disabled: the peer's PORT_DOWN is put on mini2, not on the cable"
 grep -q 'rdma_ctl enable' "$t/out.json"
 ok $? "rdma disabled: the remedy is the Recovery steps"
-run "Thunderbolt 4 link" 1 "$u link-class=error" --from "$dir/bundles/tb4-link"
+run "Thunderbolt 4 link" 8 "$u link-class=error" --from "$dir/bundles/tb4-link"
 grep -q '40 Gb/s (Thunderbolt 4 class): no RDMA' "$t/out.json"
 ok $? "Thunderbolt 4 link: named with its speed"
-run "link through a dock" 1 "$u link-class=error" --from "$dir/bundles/dock"
+run "link through a dock" 8 "$u link-class=error" --from "$dir/bundles/dock"
 grep -q 'goes through a dock or hub' "$t/out.json"
 ok $? "dock: named"
-run "port down, both ends enabled" 1 "$u port-state=error" --from "$dir/bundles/port-down"
+run "port down, both ends enabled" 8 "$u port-state=error" --from "$dir/bundles/port-down"
 grep -q 'rdma_en5 on m3-ultra-2 is PORT_DOWN although both Macs have RDMA enabled' "$t/out.json"
 ok $? "port down: told apart from a disabled peer (reseat or replace)"
-run "bridge up with members, loop" 1 "$u bridge=error" --from "$dir/bundles/bridge-loop"
+run "bridge up with members, loop" 8 "$u bridge=error" --from "$dir/bundles/bridge-loop"
 is "$(grep -c 'is up with members' "$t/out.json")" 4 "bridge: one finding per host"
 grep -q 'Thunderbolt Bridge loop: the bridged cables of m3-ultra-1, m3-ultra-2, m3-ultra-3, m3-ultra-4 form a cycle' "$t/out.json"
 ok $? "bridge: the loop across hosts"
-run "no IPv4 on a cable" 1 "$u ipv4=error" --from "$dir/bundles/no-ipv4"
+run "no IPv4 on a cable" 8 "$u ipv4=error" --from "$dir/bundles/no-ipv4"
 is "$(grep -c 'has no IPv4 address' "$t/out.json")" 1 "no IPv4: only m3-ultra-1 en5"
 grep -q 'en5 (to m3-ultra-2) has no IPv4 address' "$t/out.json"
 ok $? "no IPv4: names the interface and the peer"
-run "macOS differs" 1 "$u os-version=error" --from "$dir/bundles/os-mismatch"
+run "macOS differs" 8 "$u os-version=error" --from "$dir/bundles/os-mismatch"
 grep -q 'm3-ultra-3 26.1' "$t/out.json"
 ok $? "macOS differs: lists every host's version"
-run "same machine twice" 1 "$u duplicate-hosts=error ipv4=unknown link-class=unknown port-state=unknown qp-budget=unknown" --from "$dir/bundles/duplicate"
+run "same machine twice" 8 "$u duplicate-hosts=error ipv4=unknown link-class=unknown port-state=unknown qp-budget=unknown" --from "$dir/bundles/duplicate"
 grep -q 'm3-ultra-1 and studio-a are the same machine' "$t/out.json"
 ok $? "duplicate: names both"
-run "mesh of 9 (cabling)" 1 "$u bridge=error ipv4=error qp-budget=warning studio-port=warning" --from "$dir/bundles/mesh9"
-run "mesh of 9 (hostfile)" 1 "coordinator=unknown expected-cabling=unknown bridge=error ipv4=error qp-budget=error studio-port=warning" \
+run "mesh of 9 (cabling)" 8 "$u bridge=error ipv4=error qp-budget=warning studio-port=warning" --from "$dir/bundles/mesh9"
+run "mesh of 9 (hostfile)" 8 "coordinator=unknown expected-cabling=unknown bridge=error ipv4=error qp-budget=error studio-port=warning" \
     --from "$dir/bundles/mesh9" --hostfile "$dir/hostfiles/mesh9.json"
 run "Mac Studio port beside Ethernet" 0 "$u studio-port=warning" --from "$dir/bundles/moved"
 
 # hostfiles
 run "hostfile matches" 0 "coordinator=unknown expected-cabling=unknown" \
     --from "$dir/bundles/configured" --hostfile "$dir/hostfiles/studio-mesh4.json"
-run "hostfile names a gone device" 1 "coordinator=unknown expected-cabling=unknown hostfile-ifaces=error" \
+run "hostfile names a gone device" 8 "coordinator=unknown expected-cabling=unknown hostfile-ifaces=error" \
     --from "$dir/bundles/configured" --hostfile "$dir/hostfiles/gone-device.json"
 grep -q 'rdma_en8 (listed for m3-ultra-2) no longer exists' "$t/out.json"
 ok $? "gone device: named"
-run "hostfile after re-cabling" 1 "coordinator=unknown expected-cabling=unknown hostfile-ifaces=error ipv4=error studio-port=warning" \
+run "hostfile after re-cabling" 8 "coordinator=unknown expected-cabling=unknown hostfile-ifaces=error ipv4=error studio-port=warning" \
     --from "$dir/bundles/moved" --hostfile "$dir/hostfiles/studio-mesh4.json"
 grep -q 'rdma_en5 no longer reaches m3-ultra-4: the cable to it is now on rdma_en2' "$t/out.json"
 ok $? "re-cabled: names the device it moved to"
@@ -96,13 +96,13 @@ ok $? "re-cabled: names the device it moved to"
 exp="$dir/expect/studio-mesh4.json"
 u2="coordinator=unknown hostfile-ifaces=unknown"
 run "cabling as expected" 0 "$u2" --from "$dir/bundles/configured" --expect "$exp"
-run "cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$exp"
+run "cable moved" 8 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$exp"
 grep -q 'm3-ultra-3 Thunderbolt 3 (en5) -- m3-ultra-4 Thunderbolt 3 (en5) has moved: now m3-ultra-3 Thunderbolt 1 (en2) -- m3-ultra-4 Thunderbolt 1 (en2)' "$t/out.json"
 ok $? "moved: old and new ports"
-run "cable removed" 1 "$u2 bridge=error expected-cabling=error ipv4=error" --from "$ex/missing-cable" --expect "$exp"
+run "cable removed" 8 "$u2 bridge=error expected-cabling=error ipv4=error" --from "$ex/missing-cable" --expect "$exp"
 grep -q 'm3-ultra-3 Thunderbolt 3 (en5) -- m3-ultra-4 Thunderbolt 3 (en5) is missing' "$t/out.json"
 ok $? "removed: named"
-run "cable downgraded" 1 "$u2 bridge=error expected-cabling=error ipv4=error link-class=error" --from "$ex/mesh4-tb4-link" --expect "$exp"
+run "cable downgraded" 8 "$u2 bridge=error expected-cabling=error ipv4=error link-class=error" --from "$ex/mesh4-tb4-link" --expect "$exp"
 grep -q 'm3-ultra-2 Thunderbolt 2 (en3) -- m3-ultra-3 Thunderbolt 2 (en3) is downgraded to 40 Gb/s (expected 80 Gb/s)' "$t/out.json"
 ok $? "downgraded: 80 to 40 Gb/s"
 run "expected host not probed" 0 "coordinator=unknown hostfile-ifaces=unknown expected-cabling=warning" \
@@ -115,7 +115,7 @@ is "$?" 0 "configure --save-cabling: written"
 cmp -s "$t/cab.json" "$dir/expect/studio-mesh4-v2.json"
 ok $? "configure --save-cabling: exactly expect/studio-mesh4-v2.json"
 run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
-run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
+run "configure's file, cable moved" 8 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
 
 # the nested form configure wrote before version 2 still reads the same
 python3 - "$t/cab.json" "$t/cab-v1.json" <<'EOT'
@@ -130,7 +130,7 @@ old = {"version": 1,
 json.dump(old, open(sys.argv[2], "w"), indent=2)
 EOT
 run "older nested file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab-v1.json"
-run "older nested file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab-v1.json"
+run "older nested file, cable moved" 8 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab-v1.json"
 
 # bad --expect files: a clear error, exit 1, nothing on stdout
 printf '{"version": 1, "hosts": ["a"], "cables": [{"a": "a", "b": "zz", "a_port": "1", "b_port": "1"}]}' >"$t/bad.json"
@@ -144,7 +144,7 @@ is "$?" 1 "missing cabling file: exit 1"
 
 # human output: grouped by host, one line per finding, a summary
 "$JACCL_CONFIG" doctor --from "$dir/bundles/rdma-disabled" >"$t/out" 2>"$t/err"
-is "$?" 1 "human: exit 1"
+is "$?" 8 "human: exit 8"
 sed -n '/^mini2:$/,/^$/p' "$t/out" | grep -q '^  error   rdma-enabled: RDMA is disabled (rdma_ctl status: disabled)$'
 ok $? "human: the finding under its host"
 grep -q '^13 checks: 8 ok, 0 warnings, 2 errors, 3 unknown$' "$t/out"

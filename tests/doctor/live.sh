@@ -33,7 +33,7 @@ doctor() {
 }
 
 doctor
-is "$?" 1 "fresh cluster: exit 1"
+is "$?" 8 "fresh cluster: exit 8"
 is "$(python3 "$t/q.py" "$t/out.json" status rdma-enabled port-state bridge ipv4 coordinator reachable)" \
     "rdma-enabled=error port-state=error bridge=error ipv4=error coordinator=ok reachable=ok" \
     "fresh cluster: the checks that fire"
@@ -54,7 +54,7 @@ is "$(python3 "$t/q.py" "$t/out.json" status rdma-enabled bridge ipv4 coordinato
 ip -n "$(sim_ns mini3)" route add unreachable "$(sim_host_ip mini1)/32"
 ok $? "mini3 loses its route to mini1"
 doctor
-is "$?" 1 "blocked: exit 1"
+is "$?" 8 "blocked: exit 8"
 python3 "$t/q.py" "$t/out.json" findings coordinator >"$t/f"
 is "$(cut -d' ' -f1 "$t/f")" "mini3" "blocked: only mini3 fails the coordinator check"
 grep -q "EHOSTUNREACH" "$t/f"

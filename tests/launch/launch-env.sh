@@ -135,7 +135,7 @@ PY
 jc launch --hostfile "$t/bad.json" -F "$CFG" --connect-timeout 2 -- sleep 303 \
     >"$t/out" 2>"$t/err"
 st=$?
-is "$st" 1 "unreachable host: exit 1"
+is "$st" 3 "unreachable host: exit 3"
 grep -q 'nosuchhost.invalid' "$t/err"; ok $? "unreachable host: named"
 is "$(lv_leftovers 'sleep 303')" "" "unreachable host: no rank was started"
 

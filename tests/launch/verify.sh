@@ -6,8 +6,9 @@
 # side channel (tcp, ssh relayed by the launcher, file, a plugin loaded
 # from a .so); verify-rank started by a script with nothing but the
 # mlx.launch environment; faults named: a rank that never starts, one that
-# hangs, a peer killed mid-test, a cable taken down mid-test; an invalid
-# hostfile refused; no process left on the hosts after any run.
+# hangs, a peer killed mid-test, a cable taken down mid-test (each exit 7),
+# a host that cannot be reached (exit 3); an invalid hostfile refused; no
+# process left on the hosts after any run.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -132,7 +133,7 @@ exec "$JACCL_CONFIG" "\$@"
 EOS
 chmod +x "$t/remote"
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m3.json" $SMALL --timeout 3 >"$t/out" 2>"$t/err"
-is "$?" 1 "a rank that never starts: exit 1"
+is "$?" 7 "a rank that never starts: exit 7 (verification failed)"
 grep -q '^FAIL: rank 2 (lx3) exited with code 127' "$t/out"
 okd $? "a rank that never starts: named with its host" "$t/out" "$t/err"
 no_leftovers "a rank that never starts"
@@ -141,7 +142,7 @@ no_leftovers "a rank that never starts"
 lv_hostfile "$t/m24.json" jaccl lx1,lx4
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m24.json" $SMALL --env HANG=1 --timeout 2 --json \
     >"$t/out" 2>"$t/err"
-is "$?" 1 "a rank that hangs: exit 1"
+is "$?" 7 "a rank that hangs: exit 7"
 python3 - "$t/out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -167,7 +168,7 @@ killer=$!
 jv --hostfile "$t/m3.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
 wait "$killer"
-is "$st" 1 "a peer killed mid-test: exit 1"
+is "$st" 7 "a peer killed mid-test: exit 7"
 grep -q '^FAIL: rank 1 (lx2) was killed by SIGKILL' "$t/out"
 okd $? "a peer killed mid-test: named with its host" "$t/out" "$t/err"
 no_leftovers "a peer killed mid-test"
@@ -190,7 +191,7 @@ downer=$!
 jv --hostfile "$t/m2.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
 wait "$downer"
-is "$st" 1 "a cable down mid-test: exit 1"
+is "$st" 7 "a cable down mid-test: exit 7"
 grep -Eq '^link lx1:rdma_eth1 -- lx2:rdma_eth1: down' "$t/out" ||
     grep -Eq 'rdma_eth1.*(down|no data moved)' "$t/out"
 okd $? "a cable down mid-test: that link is named" "$t/out" "$t/err"
@@ -209,6 +210,25 @@ jv --hostfile "$t/bad.json" >"$t/out" 2>"$t/err"
 is "$?" 1 "invalid hostfile: exit 1"
 grep -q 'not a valid hostfile' "$t/err" && grep -q 'lx2' "$t/err"
 okd $? "invalid hostfile: its problems are printed" "$t/err"
+
+# --- a host that cannot be reached: its own exit status, and code in --json
+python3 - "$t/m2.json" "$t/gone.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hosts"][1]["ssh"] = "nosuchhost.invalid"
+json.dump(h, open(sys.argv[2], "w"))
+PY
+jv --hostfile "$t/gone.json" $SMALL --connect-timeout 2 --json >"$t/out" 2>"$t/err"
+is "$?" 3 "a host that cannot be reached: exit 3"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["code"] == "unreachable", r.get("code")
+assert r["processes"][1]["state"] == "unreachable", r["processes"]
+' "$t/out"
+okd $? "a host that cannot be reached: --json names it, code unreachable" "$t/out" "$t/err"
+no_leftovers "a host that cannot be reached"
+
 jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1

@@ -154,11 +154,13 @@ while [ \$# -gt 0 ]; do
 done
 [ \$# -gt 0 ] || { echo "usage: sudo [-n] command" >&2; exit 1; }
 # failure injection for tests: $hd/fail-sudo holds N: the Nth command run
-# through sudo (except \`sudo true\`) fails without running
+# through sudo (except \`sudo true\`) fails without running; N+: the Nth
+# and every later one
 if [ -f "$hd/fail-sudo" ] && [ "\$*" != true ]; then
     n=\$(( \$(cat "$hd/fail-sudo.count" 2>/dev/null || echo 0) + 1 ))
     echo "\$n" > "$hd/fail-sudo.count"
-    if [ "\$n" = "\$(cat "$hd/fail-sudo")" ]; then
+    f=\$(cat "$hd/fail-sudo")
+    if [ "\$n" = "\$f" ] || { [ "\${f%+}" != "\$f" ] && [ "\$n" -ge "\${f%+}" ]; }; then
         echo "sudo: simulated failure (fail-sudo)" >&2
         exit 1
     fi

@@ -1012,15 +1012,19 @@ def cmd_route(host, args):
 def sudo_should_fail(host, cmd):
     """Failure injection for tests: when HOSTDIR/fail-sudo holds a number N,
     the Nth command run through sudo (counted in HOSTDIR/fail-sudo.count;
-    `sudo true`, a mere check, is not counted) fails without running."""
+    `sudo true`, a mere check, is not counted) fails without running; with
+    "N+", the Nth and every later one fail."""
     path = os.path.join(host.dir, "fail-sudo")
     if cmd == ["true"] or not os.path.exists(path):
         return False
     with open(os.path.join(host.dir, "state.lock"), "a") as lf:
         fcntl.flock(lf, fcntl.LOCK_EX)
+        want, later = 0, False
         try:
             with open(path) as f:
-                want = int(f.read().strip() or "0")
+                text = f.read().strip()
+            later = text.endswith("+")
+            want = int(text.rstrip("+") or "0")
             with open(path + ".count") as f:
                 n = int(f.read().strip() or "0")
         except (OSError, ValueError):
@@ -1028,7 +1032,7 @@ def sudo_should_fail(host, cmd):
         n += 1
         with open(path + ".count", "w") as f:
             f.write(f"{n}\n")
-    return n == want
+    return n == want or (later and n >= want)
 
 
 def cmd_sudo(host, args, argv):
