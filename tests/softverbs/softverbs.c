@@ -1296,10 +1296,11 @@ transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0) {
-				/* no route, no buffer: the message is lost */
-				sv_debug("QP %u: send of message %u lost: %s",
+				/* no route, no buffer, a firewall: that datagram
+				 * is lost, as on a wire; the others still go */
+				sv_debug("QP %u: a datagram of message %u lost: %s",
 				    qp->qp.qp_num, msn, strerror(errno));
-				return;
+				r = 1;
 			}
 			done += r;
 		}
