@@ -33,6 +33,9 @@
  *                          must be the same on every host
  *   SOFTVERBS_RCVBUF       socket receive buffer per QP (8 MiB)
  *   SOFTVERBS_YIELD        0: do not sched_yield() in an empty poll_cq
+ *   SOFTVERBS_WAIT_US      an empty poll_cq sleeps until a datagram comes
+ *                          for any QP of the process, at most this long
+ *                          (200; 0: yield at once, as a spinning CPU)
  *   SOFTVERBS_DEBUG        1: say on stderr why messages are dropped
  */
 #include "config.h"
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sched.h>
@@ -81,6 +85,7 @@ static pthread_once_t sv_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t sv_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sv_device **sv_devs;
 static int sv_ndev;
+static struct sv_context *sv_ctxs;	/* open contexts, under sv_reg_lock */
 
 static int sv_post_send(struct ibv_qp *, struct ibv_send_wr *,
     struct ibv_send_wr **);
@@ -135,6 +140,7 @@ sv_init(void)
 	sv_lim.mtu = env_int("SOFTVERBS_MTU", 1024, 256, 4096);
 	sv_lim.allow_rc = env_int("SOFTVERBS_ALLOW_RC", 0, 0, 1);
 	sv_lim.yield = env_int("SOFTVERBS_YIELD", 1, 0, 1);
+	sv_lim.wait_us = env_int("SOFTVERBS_WAIT_US", 200, 0, 1000000);
 	sv_lim.dgram = env_int("SOFTVERBS_DGRAM", 0, 0, 65000);
 	sv_lim.pd_needs_link = env_int("SOFTVERBS_PD_NEEDS_LINK", 1, 0, 1);
 	sv_lim.rcvbuf = env_int("SOFTVERBS_RCVBUF", 8 << 20, 65536, 1 << 30);
@@ -327,6 +333,10 @@ ibv_open_device(struct ibv_device *device)
 	c->ctx.ops.post_send = sv_post_send;
 	c->ctx.ops.post_recv = sv_post_recv;
 	pthread_mutex_init(&c->ctx.mutex, NULL);
+	pthread_mutex_lock(&sv_reg_lock);
+	c->next_ctx = sv_ctxs;
+	sv_ctxs = c;
+	pthread_mutex_unlock(&sv_reg_lock);
 	return &c->ctx;
 }
 
@@ -342,6 +352,14 @@ ibv_close_device(struct ibv_context *context)
 	if (c == NULL)
 		return EINVAL;
 	d = c->dev;
+	pthread_mutex_lock(&sv_reg_lock);
+	for (struct sv_context **pp = &sv_ctxs; *pp != NULL; pp = &(*pp)->next_ctx) {
+		if (*pp == c) {
+			*pp = c->next_ctx;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sv_reg_lock);
 	/* Whatever the caller left behind goes with the context. */
 	while (c->qps != NULL)
 		qp_free(c, c->qps);
@@ -1714,6 +1732,51 @@ progress(struct sv_qp *qp)
 		send_ctl(qp, SV_HDR_CREDIT, qp->rq_posted + qp->rq_returned);
 }
 
+/*
+ * Sleeps until a datagram is there for any connected QP of the process, at
+ * most SOFTVERBS_WAIT_US; not at all when a completion is already waiting
+ * in some CQ. Returns 0 when it waited, -1 when it could not.
+ */
+static int
+idle_wait(void)
+{
+	struct pollfd fds[128];
+	struct timespec ts;
+	nfds_t n = 0;
+	struct sv_context *c;
+	int busy = 0;
+
+	pthread_mutex_lock(&sv_reg_lock);
+	for (c = sv_ctxs; c != NULL && !busy; c = c->next_ctx) {
+		struct sv_qp *qp;
+		struct sv_cq *cq;
+
+		pthread_mutex_lock(&c->ctx.mutex);
+		for (cq = c->cqs; cq != NULL; cq = cq->next)
+			busy |= cq->count > 0;
+		for (qp = c->qps; qp != NULL && !busy; qp = qp->next) {
+			if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
+				continue;
+			if (n == sizeof(fds) / sizeof(fds[0]) ||
+			    (qp->sq_pend > 0 && !qp->link_ok)) {
+				busy = 1;
+				break;
+			}
+			fds[n].fd = qp->fd;
+			fds[n].events = POLLIN;
+			fds[n].revents = 0;
+			n++;
+		}
+		pthread_mutex_unlock(&c->ctx.mutex);
+	}
+	pthread_mutex_unlock(&sv_reg_lock);
+	if (busy || n == 0)
+		return -1;
+	ts.tv_sec = sv_lim.wait_us / 1000000;
+	ts.tv_nsec = (long)(sv_lim.wait_us % 1000000) * 1000;
+	return ppoll(fds, n, &ts, NULL) < 0 ? -1 : 0;
+}
+
 static int
 sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
@@ -1748,9 +1811,11 @@ sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	pthread_mutex_unlock(&c->ctx.mutex);
 	/*
 	 * Callers spin on an empty CQ; on a machine with few cores the peer
-	 * (another process) then needs the CPU more than we do.
+	 * (another process) then needs the CPU more than we do: sleep until
+	 * a datagram comes for this process, or yield.
 	 */
-	if (n == 0 && sv_lim.yield)
+	if (n == 0 && !(sv_lim.wait_us > 0 && idle_wait() == 0) &&
+	    sv_lim.yield)
 		sched_yield();
 	return n;
 }

@@ -74,6 +74,7 @@ struct sv_limits {
 	int	rcvbuf;		/* socket receive buffer per QP, bytes */
 	int	debug;		/* 1: log drops and errors on stderr */
 	int	yield;		/* 1: sched_yield() when poll_cq finds nothing */
+	int	wait_us;	/* >0: or wait that long for a datagram */
 	int	dgram;		/* payload bytes per datagram; 0: path MTU */
 };
 
@@ -109,6 +110,7 @@ struct sv_context {
 	struct sv_qp		*qps;		/* every QP of this context */
 	struct sv_cq		*cqs;
 	struct sv_pd		*pds;
+	struct sv_context	*next_ctx;	/* every open context */
 };
 
 struct sv_pd {
