@@ -48,5 +48,6 @@ ok $? "dock-peer jaccl: MLX names mini1 -- mini3 (the docked cable it misses), w
 mlx_auto_setup_same
 is "$(grep -c '^addr' "$t/sj"):$(grep -c '^addr' "$t/sm")" "3:3" \
     "dock-peer --auto-setup: no address set by either (only the management ones)"
+mlx_replay_same
 mlx_done
 done_testing

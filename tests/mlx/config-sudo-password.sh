@@ -17,5 +17,6 @@ for b in jaccl jaccl-ring ring; do
 	mlx_backend_same $b
 done
 mlx_auto_setup_same
+mlx_replay_same
 mlx_done
 done_testing

@@ -55,5 +55,6 @@ python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"], jso
     "$t/m-auto.json" "$t/j-auto.json" > "$t/backends"
 is "$(cat "$t/backends")" "jaccl jaccl-ring" "tb4-link automatic choice: MLX jaccl, ours jaccl-ring"
 is "$(mlx_dead_links "$t/j-auto.json")" "" "tb4-link automatic choice: ours uses only cables whose RDMA ports are active"
+mlx_replay_same
 mlx_done
 done_testing

@@ -218,3 +218,43 @@ mlx_dead_links() {
 		done
 	done
 }
+
+# mlx_replay_same: when data/examples holds a probe bundle of the current
+# topology, `jaccl-config --from BUNDLE` (no ssh) gives what the live run
+# gave, which MLX judged above: the same --dot graph, and for every backend
+# (and the automatic choice) the same exit status and hostfile, but for the
+# management addresses, which are the bundle's.
+mlx_replay_same() {
+	_mx_bd=$top_srcdir/data/examples/$MX_TOPO
+	[ -f "$_mx_bd/manifest.json" ] || return 0
+	"$JACCL_CONFIG" --from "$_mx_bd" --dot > "$t/r.dot" 2> /dev/null < /dev/null
+	cmp -s "$t/r.dot" "$t/j.dot"
+	ok $? "$MX_TOPO: the bundle's --dot is the live one"
+	for _mx_b in auto jaccl jaccl-ring ring; do
+		set -- --backend "$_mx_b"
+		[ "$_mx_b" = auto ] && set --
+		rm -f "$t/r-$_mx_b.json"
+		"$JACCL_CONFIG" --from "$_mx_bd" "$@" --output-hostfile "$t/r-$_mx_b.json" \
+		    > /dev/null 2>&1 < /dev/null
+		_mx_rs=$?
+		if [ "$_mx_rs" != "$(cat "$t/j-$_mx_b.st")" ]; then
+			is "$_mx_rs" "$(cat "$t/j-$_mx_b.st")" "$MX_TOPO $_mx_b: the bundle's exit status is the live one"
+			continue
+		fi
+		[ "$_mx_rs" = 0 ] || { ok 0 "$MX_TOPO $_mx_b: the bundle's exit status ($_mx_rs) is the live one"; continue; }
+		python3 - "$t/r-$_mx_b.json" "$t/j-$_mx_b.json" "$SIM_DIR/hosts.tsv" "$_mx_bd" <<'PY'
+import json, os, sys
+r, j = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+live = {l.split("\t")[0]: l.split("\t")[3] for l in open(sys.argv[3])}
+bundle = {}
+for h in live:
+    p = os.path.join(sys.argv[4], h, "ipconfig-getifaddr-en0.txt")
+    if os.path.exists(p):
+        bundle[h] = open(p).read().strip()
+for h in r["hosts"]:
+    h["ips"] = [live[h["ssh"]] if ip == bundle.get(h["ssh"]) else ip for ip in h["ips"]]
+assert r == j, (r, j)
+PY
+		ok $? "$MX_TOPO $_mx_b: the bundle's hostfile is the live one (management addresses aside)"
+	done
+}
