@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs fabric: JACCL's RDMA setup, with flow control added. The verbs
+ * The verbs fabric: JACCL's RDMA setup and JACCL's data path. The verbs
  * library is opened at run time (libibverbs.so.1 on Linux, librdma.dylib
  * on macOS, or $JACCL_IBVERBS_LIB) and exactly JACCL's entry points are
  * resolved; post_send, post_recv and poll_cq are the header's inline
@@ -8,15 +8,19 @@
  * connection: its own context on the named device, a PD, one CQ of 64
  * entries, one UC queue pair (32 WRs, 1 SGE, no inline), port 1, MTU 1024,
  * PSN 7, the first IPv4-mapped GID published in a 32-byte record,
- * sgid_index 1, receives posted before the record leaves the rank.
+ * sgid_index 1.
  *
- * UC drops a message that finds no posted receive, so senders here only
- * send into buffers the receiver has announced: every 4 KiB frame starts
- * with a small header that returns credits (receive buffers re-posted
- * since the last report); a credit-only frame is sent when credits pile
- * up or the peer is about to run dry, and one credit is kept for it.
- * Nothing spins forever: a link with no completion for the timeout is
- * declared down, by name.
+ * Data moves as JACCL moves it, so that what verify measures is what a
+ * JACCL job gets: every transfer is cut in frames of JACCL's size for that
+ * many bytes (4 KiB; from macOS 26.3 on, the largest of 8 KiB .. 512 KiB
+ * that the transfer fills, see frame_for()), each frame a signaled SEND of
+ * the whole frame into a whole-frame receive, two frames in flight per
+ * link and direction (JACCL's pipeline of two buffers), receives posted
+ * just before they are needed, with no header, no credit and no handshake:
+ * like JACCL, it relies on the device holding a send until the far end has
+ * a receive for it (Apple's link does; see tests/softverbs/sv.h). Nothing
+ * spins forever: a link with no completion for the timeout is declared
+ * down, by name.
  */
 #include "config.h"
 
@@ -28,6 +32,9 @@
 #include <string.h>
 #include <sched.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
 
 #include <infiniband/verbs.h>
 
@@ -40,11 +47,10 @@
 #define VERBS_LIB "libibverbs.so.1"
 #endif
 
-#define FRAME 4096
-#define HDR 16
-#define PAYLOAD (FRAME - HDR)
-#define NRX 32			/* receives kept posted per link (max_recv_wr) */
-#define NTX 32			/* send frames per link (max_send_wr) */
+#define FRAME 4096		/* JACCL's FRAME_SIZE */
+#define FRAME_CLASSES 8		/* 4 KiB << 0..7, as JACCL's BUFFER_SIZES */
+#define MAX_FRAME (FRAME << (FRAME_CLASSES - 1))
+#define PIPE 2			/* frames in flight per direction (NUM_BUFFERS) */
 #define PSN 7
 #define WR_SEND 1
 #define WR_RECV 2
@@ -78,30 +84,75 @@ struct vrec {			/* JACCL's Destination, 32 bytes */
 	uint8_t gid[16];
 };
 
-struct fhdr {			/* at the start of every frame */
-	uint32_t len;		/* payload bytes; 0: credits only */
-	uint32_t credits;	/* receive buffers re-posted for the peer */
-	uint32_t left;		/* the sender's credits after this frame */
-	uint32_t magic;
-};
-
-#define FHDR_MAGIC 0x4a435631u	/* "JCV1" */
-
 struct vlink {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *smr, *rmr;
-	char *sbuf, *rbuf;
+	char *sbuf, *rbuf;	/* PIPE frames of the largest size each */
+	size_t fmax;		/* largest frame this fabric uses */
 	struct vrec me;
-	int credits;		/* frames we may send */
-	int pending;		/* receives re-posted, not yet reported */
-	int peer_left;		/* the peer's credits, as last heard */
-	int txfree[NTX], ntxfree;
-	int rxq[NRX], rxlen[NRX], rxhead, rxn;	/* arrived, not consumed */
-	size_t rxoff;		/* consumed bytes of the head frame */
+	/* the send and receive in progress on this link */
+	struct rt_xfer *sx, *rx;
+	size_t sframe, rframe;	/* their frame sizes */
+	size_t soff, roff;	/* bytes handed to the device */
+	size_t slen[PIPE];	/* payload of the frame in each send slot */
+	int sbusy[PIPE], rbusy[PIPE];
+	int rq[PIPE], rqn, rqh;	/* receive slots, in the order posted */
 };
+
+/* Frame classes in use: 1 (always 4 KiB, macOS 26.2) or 8 (26.3 on). */
+static int frame_classes = 1;
+
+/*
+ * JACCL's frame for a message of len bytes: 4 KiB, or with the large
+ * frames of macOS 26.3 and later the largest 4 KiB << k (k = 7 .. 1) the
+ * message fills.
+ */
+static size_t
+frame_for(size_t len)
+{
+	for (int k = frame_classes - 1; k > 0; k--)
+		if (len >= ((size_t)FRAME << k))
+			return (size_t)FRAME << k;
+	return FRAME;
+}
+
+/*
+ * Which frames JACCL uses on this host: large from macOS 26.3 on (JACCL
+ * asks the OS at run time), small before and elsewhere; the environment
+ * (JACCL_VERIFY_FRAMES=small|large) says it for hosts that are not Macs.
+ * Every rank must decide the same, as with JACCL.
+ */
+static int
+pick_frames(struct jc_err *err)
+{
+	const char *e = getenv("JACCL_VERIFY_FRAMES");
+
+	frame_classes = 1;
+	if (e != NULL && *e != '\0') {
+		if (strcmp(e, "large") == 0)
+			frame_classes = FRAME_CLASSES;
+		else if (strcmp(e, "small") != 0)
+			return jc_fail(err, -EINVAL, "JACCL_VERIFY_FRAMES='%.40s': "
+			    "want small or large", e);
+		return 0;
+	}
+#ifdef __APPLE__
+	{
+		char v[32] = "";
+		size_t n = sizeof(v) - 1;
+		int major = 0, minor = 0;
+
+		if (sysctlbyname("kern.osproductversion", v, &n, NULL, 0) == 0 &&
+		    sscanf(v, "%d.%d", &major, &minor) >= 1 &&
+		    (major > 26 || (major == 26 && minor >= 3)))
+			frame_classes = FRAME_CLASSES;
+	}
+#endif
+	return 0;
+}
 
 static void rt_verbs_unload(void);
 
@@ -174,15 +225,29 @@ link_fail(struct rt_link *l, struct jc_err *err, int code, const char *fmt, ...)
 	    l->peer, l->device, l->peer, l->peer_device, why);
 }
 
+/* A whole-frame receive into slot (JACCL: post_recv of the frame buffer). */
 static int
-post_recv(struct vlink *v, int slot)
+post_recv(struct vlink *v, int slot, size_t frame)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)(v->rbuf + (size_t)slot * FRAME),
-	    .length = FRAME, .lkey = v->rmr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)WR_RECV << 16) | (uint64_t)slot,
-	    .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_sge sge = { .addr = (uintptr_t)(v->rbuf + (size_t)slot * v->fmax),
+	    .length = (uint32_t)frame, .lkey = v->rmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)WR_RECV << 16) |
+	    ((uint64_t)slot << 8), .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return v->qp->context->ops.post_recv(v->qp, &wr, &bad);
+}
+
+/* A whole-frame signaled SEND from slot (JACCL: post_send). */
+static int
+post_send(struct vlink *v, int slot, size_t frame)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(v->sbuf + (size_t)slot * v->fmax),
+	    .length = (uint32_t)frame, .lkey = v->smr->lkey };
+	struct ibv_send_wr wr = { .wr_id = ((uint64_t)WR_SEND << 16) |
+	    ((uint64_t)slot << 8), .sg_list = &sge, .num_sge = 1,
+	    .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	return v->qp->context->ops.post_send(v->qp, &wr, &bad);
 }
 
 static int
@@ -231,13 +296,14 @@ open_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 		    "'%s (%d)'%s", strerror(e), e, e == EBUSY ?
 		    ": the device has no queue pair left (Thunderbolt RDMA devices allow 10)" : "");
 	}
-	if (posix_memalign((void **)&v->sbuf, 4096, NTX * FRAME) != 0 ||
-	    posix_memalign((void **)&v->rbuf, 4096, NRX * FRAME) != 0)
+	v->fmax = frame_for(SIZE_MAX);
+	if (posix_memalign((void **)&v->sbuf, 4096, PIPE * v->fmax) != 0 ||
+	    posix_memalign((void **)&v->rbuf, 4096, PIPE * v->fmax) != 0)
 		return link_fail(l, err, -ENOMEM, "out of memory%s", "");
-	memset(v->sbuf, 0, NTX * FRAME);
-	memset(v->rbuf, 0, NRX * FRAME);
-	if ((v->smr = V.reg_mr(v->pd, v->sbuf, NTX * FRAME, access)) == NULL ||
-	    (v->rmr = V.reg_mr(v->pd, v->rbuf, NRX * FRAME, access)) == NULL)
+	memset(v->sbuf, 0, PIPE * v->fmax);
+	memset(v->rbuf, 0, PIPE * v->fmax);
+	if ((v->smr = V.reg_mr(v->pd, v->sbuf, PIPE * v->fmax, access)) == NULL ||
+	    (v->rmr = V.reg_mr(v->pd, v->rbuf, PIPE * v->fmax, access)) == NULL)
 		return link_fail(l, err, -ENOMEM, "Register memory region failed%s", "");
 	qa.qp_state = IBV_QPS_INIT;
 	qa.pkey_index = 0;
@@ -267,14 +333,6 @@ open_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 		return link_fail(l, err, -EADDRNOTAVAIL, "No IPv4-mapped GID for this "
 		    "device. Thunderbolt RDMA ports only publish one once the "
 		    "interface has an IPv4 address; assign one to %s", l->device + 5);
-	/* receives first: nothing may arrive before they are posted */
-	for (int i = 0; i < NRX; i++)
-		if (post_recv(v, i) != 0)
-			return link_fail(l, err, -EIO, "Recv failed%s", "");
-	for (int i = 0; i < NTX; i++)
-		v->txfree[v->ntxfree++] = i;
-	v->credits = NRX;
-	v->peer_left = NRX;
 	return 0;
 }
 
@@ -283,6 +341,8 @@ verbs_prepare(struct rt_group *g, unsigned char *rec, struct jc_err *err)
 {
 	int rc;
 
+	if ((rc = pick_frames(err)) < 0)
+		return rc;
 	if ((rc = rt_verbs_load(err)) < 0)
 		return rc;
 	g->fctx = &V;
@@ -342,42 +402,17 @@ verbs_connect(struct rt_group *g, const unsigned char *peer, struct jc_err *err)
 	return 0;
 }
 
-/* Post one frame: payload (len bytes, may be 0) with the credits we owe. */
-static int
-send_frame(struct vlink *v, const void *p, size_t len)
-{
-	int slot = v->txfree[--v->ntxfree];
-	char *f = v->sbuf + (size_t)slot * FRAME;
-	struct fhdr h = { .len = (uint32_t)len, .credits = (uint32_t)v->pending,
-	    .left = (uint32_t)(v->credits - 1), .magic = FHDR_MAGIC };
-	struct ibv_sge sge = { .addr = (uintptr_t)f, .length = FRAME, .lkey = v->smr->lkey };
-	struct ibv_send_wr wr = { .wr_id = ((uint64_t)WR_SEND << 16) | (uint64_t)slot,
-	    .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-	    .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	memcpy(f, &h, sizeof(h));
-	if (len)
-		memcpy(f + HDR, p, len);
-	if (v->qp->context->ops.post_send(v->qp, &wr, &bad) != 0) {
-		v->txfree[v->ntxfree++] = slot;
-		return -EIO;
-	}
-	v->peer_left += v->pending;
-	v->pending = 0;
-	v->credits--;
-	return 0;
-}
-
-/* Drain the CQ; returns completions seen or -EIO. */
+/* Completions of one link; returns how many, or a negative errno. */
 static int
 poll_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 {
-	struct ibv_wc wc[16];
+	struct ibv_wc wc[4 * PIPE];
 	int n, seen = 0;
 
-	while ((n = v->cq->context->ops.poll_cq(v->cq, 16, wc)) > 0) {
+	while ((n = v->cq->context->ops.poll_cq(v->cq, 4 * PIPE, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
-			int slot = (int)(wc[i].wr_id & 0xff), type = (int)(wc[i].wr_id >> 16);
+			int slot = (int)((wc[i].wr_id >> 8) & 0xff);
+			int type = (int)(wc[i].wr_id >> 16);
 
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				char s[16];
@@ -386,33 +421,98 @@ poll_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 				return link_fail(l, err, -EIO, "completion with error "
 				    "status %s", s);
 			}
+			if (slot >= PIPE)
+				return link_fail(l, err, -EPROTO, "completion of an "
+				    "unknown work request%s", "");
 			if (type == WR_SEND) {
-				v->txfree[v->ntxfree++] = slot;
+				v->sbusy[slot] = 0;
+				v->sx->done += v->slen[slot];
 				continue;
 			}
-			struct fhdr h;
+			/* receives complete in the order they were posted */
+			if (v->rqn == 0 || v->rq[v->rqh] != slot)
+				return link_fail(l, err, -EPROTO, "receive completed "
+				    "out of order%s", "");
+			{
+				struct rt_xfer *x = v->rx;
+				size_t k = x->len - x->done;
 
-			memcpy(&h, v->rbuf + (size_t)slot * FRAME, sizeof(h));
-			if (h.magic != FHDR_MAGIC || h.len > PAYLOAD)
-				return link_fail(l, err, -EPROTO, "malformed frame%s", "");
-			v->credits += (int)h.credits;
-			v->peer_left = (int)h.left;
-			if (h.len == 0) {
-				if (post_recv(v, slot) != 0)
-					return link_fail(l, err, -EIO, "Recv failed%s", "");
-				v->pending++;
-			} else {
-				int at = (v->rxhead + v->rxn++) % NRX;
-
-				v->rxq[at] = slot;
-				v->rxlen[at] = (int)h.len;
+				if (k > v->rframe)
+					k = v->rframe;
+				memcpy((char *)x->buf + x->done,
+				    v->rbuf + (size_t)slot * v->fmax, k);
+				x->done += k;
 			}
+			v->rbusy[slot] = 0;
+			v->rqh = (v->rqh + 1) % PIPE;
+			v->rqn--;
 		}
 		seen += n;
 	}
 	if (n < 0)
 		return link_fail(l, err, -EIO, "polling the completion queue failed%s", "");
 	return seen;
+}
+
+/*
+ * Hands the device what the link's current transfers allow: receives for
+ * the next frames (at most PIPE posted), then sends of the next frames (at
+ * most PIPE in flight). Returns 1 if something was posted, 0, or -EIO.
+ */
+static int
+feed_link(struct vlink *v)
+{
+	int moved = 0;
+
+	while (v->rx != NULL && v->roff < v->rx->len && v->rqn < PIPE) {
+		int slot = v->rbusy[0] ? 1 : 0;
+
+		if (post_recv(v, slot, v->rframe) != 0)
+			return -EIO;
+		v->rbusy[slot] = 1;
+		v->rq[(v->rqh + v->rqn) % PIPE] = slot;
+		v->rqn++;
+		v->roff += v->rframe;
+		moved = 1;
+	}
+	while (v->sx != NULL && v->soff < v->sx->len && (!v->sbusy[0] || !v->sbusy[1])) {
+		int slot = v->sbusy[0] ? 1 : 0;
+		size_t k = v->sx->len - v->soff;
+
+		if (k > v->sframe)
+			k = v->sframe;
+		memcpy(v->sbuf + (size_t)slot * v->fmax, (const char *)v->sx->buf + v->soff, k);
+		if (post_send(v, slot, v->sframe) != 0)
+			return -EIO;
+		v->sbusy[slot] = 1;
+		v->slen[slot] = k;
+		v->soff += k;
+		moved = 1;
+	}
+	return moved;
+}
+
+/* The link's next unfinished transfer of a kind becomes its current one. */
+static void
+take_next(struct vlink *v, struct rt_link *l, struct rt_xfer *x, size_t n)
+{
+	if (v->sx != NULL && v->sx->done >= v->sx->len)
+		v->sx = NULL;
+	if (v->rx != NULL && v->rx->done >= v->rx->len)
+		v->rx = NULL;
+	for (size_t i = 0; i < n && (v->sx == NULL || v->rx == NULL); i++) {
+		if (x[i].link != l || x[i].done >= x[i].len)
+			continue;
+		if (x[i].send && v->sx == NULL && &x[i] != v->rx) {
+			v->sx = &x[i];
+			v->sframe = frame_for(x[i].len);
+			v->soff = x[i].done;
+		} else if (!x[i].send && v->rx == NULL && &x[i] != v->sx) {
+			v->rx = &x[i];
+			v->rframe = frame_for(x[i].len);
+			v->roff = x[i].done;
+		}
+	}
 }
 
 static int
@@ -422,6 +522,11 @@ verbs_run(struct rt_group *g, struct rt_xfer *x, size_t n, struct jc_err *err)
 	unsigned idle = 0;
 	int rc;
 
+	for (size_t i = 0; i < g->nlinks; i++) {
+		struct vlink *v = g->links[i].priv;
+
+		v->sx = v->rx = NULL;
+	}
 	for (;;) {
 		bool moved = false, open = false;
 
@@ -429,65 +534,22 @@ verbs_run(struct rt_group *g, struct rt_xfer *x, size_t n, struct jc_err *err)
 			struct rt_link *l = x[i].link;
 			struct vlink *v = l->priv;
 
+			/* each link once per round, at its first transfer */
+			bool first = true;
+
+			for (size_t j = 0; j < i && first; j++)
+				first = x[j].link != l;
+			if (!first)
+				continue;
 			if ((rc = poll_link(l, v, err)) < 0)
 				return rc;
 			moved |= rc > 0;
-			/* only the first unfinished transfer of a kind per link moves */
-			bool first = true;
-
-			for (size_t j = 0; j < i; j++)
-				if (x[j].link == l && x[j].send == x[i].send &&
-				    x[j].done < x[j].len)
-					first = false;
-			if (!first || x[i].done >= x[i].len) {
-				open |= x[i].done < x[i].len;
-				continue;
-			}
-			if (x[i].send) {
-				while (x[i].done < x[i].len && v->credits > 1 && v->ntxfree > 0) {
-					size_t k = x[i].len - x[i].done;
-
-					if (k > PAYLOAD)
-						k = PAYLOAD;
-					if (send_frame(v, (char *)x[i].buf + x[i].done, k) < 0)
-						return link_fail(l, err, -EIO, "Send failed%s", "");
-					x[i].done += k;
-					moved = true;
-				}
-			} else {
-				while (x[i].done < x[i].len && v->rxn > 0) {
-					int at = v->rxhead, slot = v->rxq[at];
-					size_t k = (size_t)v->rxlen[at] - v->rxoff;
-
-					if (k > x[i].len - x[i].done)
-						k = x[i].len - x[i].done;
-					memcpy((char *)x[i].buf + x[i].done, v->rbuf +
-					    (size_t)slot * FRAME + HDR + v->rxoff, k);
-					x[i].done += k;
-					v->rxoff += k;
-					moved = true;
-					if (v->rxoff < (size_t)v->rxlen[at])
-						continue;
-					v->rxoff = 0;
-					v->rxhead = (v->rxhead + 1) % NRX;
-					v->rxn--;
-					if (post_recv(v, slot) != 0)
-						return link_fail(l, err, -EIO, "Recv failed%s", "");
-					v->pending++;
-				}
-			}
-			open |= x[i].done < x[i].len;
-		}
-		/* return credits: in bulk, or at once when the peer runs dry */
-		for (size_t i = 0; i < n; i++) {
-			struct vlink *v = x[i].link->priv;
-
-			if ((v->pending >= NRX / 2 || (v->pending >= 2 && v->peer_left <= 2)) &&
-			    v->credits >= 1 && v->ntxfree > 0) {
-				if (send_frame(v, NULL, 0) < 0)
-					return link_fail(x[i].link, err, -EIO, "Send failed%s", "");
-				moved = true;
-			}
+			take_next(v, l, x, n);
+			if ((rc = feed_link(v)) < 0)
+				return link_fail(l, err, -EIO, "%s failed",
+				    v->sx != NULL ? "Send" : "Recv");
+			moved |= rc > 0;
+			open |= v->sx != NULL || v->rx != NULL;
 		}
 		if (!open)
 			return 0;
@@ -503,7 +565,7 @@ verbs_run(struct rt_group *g, struct rt_xfer *x, size_t n, struct jc_err *err)
 					if (x[i].done < x[i].len)
 						return link_fail(x[i].link, err, -ETIMEDOUT,
 						    "no completion for %s s: the cable is down "
-						    "or the peer stopped", t);
+						    "or loses data, or the peer stopped", t);
 			}
 			if (idle > 65536)
 				usleep(100);

@@ -31,6 +31,7 @@ run_ranks() {
 		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
 		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
 		    ${SOFTVERBS_MAX_QP:+SOFTVERBS_MAX_QP=$SOFTVERBS_MAX_QP} \
+		    ${JACCL_VERIFY_FRAMES:+JACCL_VERIFY_FRAMES=$JACCL_VERIFY_FRAMES} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
 		    ${NOCOORD:-MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT"} ${ring:+MLX_JACCL_RING=1} \
 		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
@@ -41,6 +42,17 @@ run_ranks() {
 		eval "wait \$pid$r"
 		eval "st$r=\$?"
 	done
+}
+
+# lossy RANK IFACE PERCENT: the cable at RANK's IFACE loses that share of
+# its packets: tc netem on what leaves, or where the kernel has no netem an
+# nftables rule on what arrives (silent, as on a wire); fails if neither works
+lossy() {
+	rt_exec "$1" tc qdisc add dev "$2" root netem loss "$3%" 2>/dev/null && return 0
+	command -v nft >/dev/null || return 1
+	rt_exec "$1" nft add table inet lossy &&
+		rt_exec "$1" nft "add chain inet lossy in { type filter hook input priority 0; }" &&
+		rt_exec "$1" nft add rule inet lossy in iifname "$2" numgen random mod 100 "<" "$3" drop
 }
 
 all_zero() {
@@ -165,6 +177,12 @@ else
 	run_ranks "0 1 2 3" "" --timeout 5 --json --fabric verbs
 	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "mesh" and r["fabric"] == "verbs" and len(r["links"]) == 6 and all(l["status"] == "ok" for l in r["links"]) and r["allreduce"]["wrong"] == 0' "$t/out0"
 	ok $? "verbs: mesh of 4, every link measured, all-reduce right" || show 0 1 2 3
+	JACCL_VERIFY_FRAMES=large run_ranks "0 1 2 3" "" --timeout 5 --json --fabric verbs
+	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["allreduce"]["wrong"] == 0' "$t/out0"
+	ok $? "verbs: mesh of 4 in JACCL's large frames (macOS 26.3), all-reduce right" || show 0 1 2 3
+	JACCL_VERIFY_FRAMES=huge run_ranks "0 1 2 3" "" --timeout 5 --fabric verbs
+	[ "$st0" = 1 ] && grep -q "JACCL_VERIFY_FRAMES='huge': want small or large" "$t/err0"
+	ok $? "verbs: a frame size that is not small or large is refused by name" || show 0 1 2 3
 	run_ranks "0 1 2 3" ring --timeout 5 --json --fabric verbs
 	all_zero 0 1 2 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring" and r["allreduce"]["wrong"] == 0' "$t/out0"
 	ok $? "verbs: ring of 4 on the mesh's cables right" || show 0 1 2 3
@@ -190,6 +208,18 @@ else
 	[ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0"
 	ok $? "verbs: cable down mid-run: rank 0 exits 1 and names rdma_en2" || show 0 1
 	[ -z "$(rt_pids)" ]; ok $? "verbs: no process left in the namespaces"
+	rt_down
+
+	# a cable that loses datagrams: a named failure, not a hang
+	rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+	if lossy 1 en2 30; then
+		JACCL_VERIFY_MB=8 run_ranks "0 1" "" --timeout 3 --fabric verbs
+		[ "$st0" = 1 ] && grep -q '^FAIL: link 0-1 (rdma_en2/rdma_en2)' "$t/out0"
+		ok $? "verbs: a cable losing 30% of its packets: exit 1, the link rdma_en2 named" || show 0 1
+		grep -h 'the cable loses data' "$t/err0" "$t/err1" | head -2 | while IFS= read -r l; do diag "$l"; done
+	else
+		skip "verbs: lossy cable: neither tc netem nor nftables works here"
+	fi
 	rt_down
 	unset JACCL_IBVERBS_LIB
 fi

@@ -10,12 +10,13 @@
  * socket, which is bound to the interface; the QP number is the socket's
  * UDP port, so the peer's address comes from the destination GID
  * (::ffff:a.b.c.d) and its port from dest_qp_num. Receive progress happens
- * inside poll_cq and before each post_recv. UC semantics: a message whose
- * first datagram arrived while no receive was posted is dropped (the
- * socket is drained before a receive is posted, so what arrived earlier
- * cannot use it), as is one longer than the posted buffer or one with a
- * lost datagram; the sender never learns about it. A cable that is down
- * carries nothing: sends on it are dropped.
+ * inside poll_cq, post_send and before each post_recv. Like Apple's link
+ * (see sv.h for why), a send waits at the sender until the far end has a
+ * receive posted for it: receivers announce their receives as credits and
+ * senders queue what they have no credit for. A message longer than the
+ * posted buffer, or with a lost datagram, is dropped as on UC and the
+ * sender never learns about it (lost datagrams are reported on stderr). A
+ * cable that is down carries nothing: sends on it are lost.
  *
  * Environment (read once, at the first call, except the interface lists):
  *   SOFTVERBS_IFACES       comma-separated interfaces that get a device
@@ -32,6 +33,9 @@
  *                          must be the same on every host
  *   SOFTVERBS_RCVBUF       socket receive buffer per QP (8 MiB)
  *   SOFTVERBS_YIELD        0: do not sched_yield() in an empty poll_cq
+ *   SOFTVERBS_WAIT_US      an empty poll_cq sleeps until a datagram comes
+ *                          for any QP of the process, at most this long
+ *                          (200; 0: yield at once, as a spinning CPU)
  *   SOFTVERBS_DEBUG        1: say on stderr why messages are dropped
  */
 #include "config.h"
@@ -43,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sched.h>
@@ -57,6 +62,9 @@
 
 #define SV_MAGIC	0x53564231u	/* "SVB1" */
 #define SV_HDR_IMM	0x1
+#define SV_HDR_CREDIT	0x2	/* no payload: msn = the sender's limit */
+#define SV_HDR_ASK	0x4	/* no payload: please send your limit */
+#define SV_ASK_NS	1000000	/* a blocked sender asks again after 1 ms */
 
 /* The datagram header, all fields big-endian. */
 struct sv_hdr {
@@ -77,12 +85,16 @@ static pthread_once_t sv_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t sv_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sv_device **sv_devs;
 static int sv_ndev;
+static struct sv_context *sv_ctxs;	/* open contexts, under sv_reg_lock */
 
 static int sv_post_send(struct ibv_qp *, struct ibv_send_wr *,
     struct ibv_send_wr **);
 static int sv_post_recv(struct ibv_qp *, struct ibv_recv_wr *,
     struct ibv_recv_wr **);
 static int sv_poll_cq(struct ibv_cq *, int, struct ibv_wc *);
+static void push_sends(struct sv_qp *);
+static void progress(struct sv_qp *);
+static void send_ctl(struct sv_qp *, uint32_t, uint32_t);
 
 void
 sv_debug(const char *fmt, ...)
@@ -128,6 +140,7 @@ sv_init(void)
 	sv_lim.mtu = env_int("SOFTVERBS_MTU", 1024, 256, 4096);
 	sv_lim.allow_rc = env_int("SOFTVERBS_ALLOW_RC", 0, 0, 1);
 	sv_lim.yield = env_int("SOFTVERBS_YIELD", 1, 0, 1);
+	sv_lim.wait_us = env_int("SOFTVERBS_WAIT_US", 200, 0, 1000000);
 	sv_lim.dgram = env_int("SOFTVERBS_DGRAM", 0, 0, 65000);
 	sv_lim.pd_needs_link = env_int("SOFTVERBS_PD_NEEDS_LINK", 1, 0, 1);
 	sv_lim.rcvbuf = env_int("SOFTVERBS_RCVBUF", 8 << 20, 65536, 1 << 30);
@@ -320,6 +333,10 @@ ibv_open_device(struct ibv_device *device)
 	c->ctx.ops.post_send = sv_post_send;
 	c->ctx.ops.post_recv = sv_post_recv;
 	pthread_mutex_init(&c->ctx.mutex, NULL);
+	pthread_mutex_lock(&sv_reg_lock);
+	c->next_ctx = sv_ctxs;
+	sv_ctxs = c;
+	pthread_mutex_unlock(&sv_reg_lock);
 	return &c->ctx;
 }
 
@@ -335,6 +352,14 @@ ibv_close_device(struct ibv_context *context)
 	if (c == NULL)
 		return EINVAL;
 	d = c->dev;
+	pthread_mutex_lock(&sv_reg_lock);
+	for (struct sv_context **pp = &sv_ctxs; *pp != NULL; pp = &(*pp)->next_ctx) {
+		if (*pp == c) {
+			*pp = c->next_ctx;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sv_reg_lock);
 	/* Whatever the caller left behind goes with the context. */
 	while (c->qps != NULL)
 		qp_free(c, c->qps);
@@ -802,7 +827,8 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *init)
 	qp->max_send_wr = sv_lim.max_send_wr;
 	qp->max_recv_wr = sv_lim.max_recv_wr;
 	qp->max_sge = SV_MAX_SGE;
-	if ((qp->rq = calloc((size_t)qp->max_recv_wr, sizeof(*qp->rq))) == NULL)
+	if ((qp->rq = calloc((size_t)qp->max_recv_wr, sizeof(*qp->rq))) == NULL ||
+	    (qp->sq = calloc((size_t)qp->max_send_wr, sizeof(*qp->sq))) == NULL)
 		goto fail;
 	if ((qp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		goto fail;
@@ -867,6 +893,7 @@ fail:
 		if (qp->fd >= 0)
 			close(qp->fd);
 		free(qp->rq);
+		free(qp->sq);
 		free(qp);
 		errno = e;
 		return NULL;
@@ -902,6 +929,7 @@ qp_free(struct sv_context *c, struct sv_qp *qp)
 	close(qp->fd);
 	free(qp->stage);
 	free(qp->rq);
+	free(qp->sq);
 	free(qp);
 }
 
@@ -924,11 +952,24 @@ qp_drain(struct sv_qp *qp)
 		;
 }
 
-/* Completes every posted receive with a flush error (QP to ERR). */
+/* Completes every posted receive and unsent send with a flush error. */
 static void
 qp_flush(struct sv_qp *qp)
 {
 	struct ibv_wc wc;
+
+	while (qp->sq_pend > 0) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->sq[qp->sq_head].wr_id;
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = IBV_WC_SEND;
+		wc.qp_num = qp->qp.qp_num;
+		cq_push((struct sv_cq *)qp->qp.send_cq, &wc, qp,
+		    qp->sq_unsignaled + 1);
+		qp->sq_unsignaled = 0;
+		qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
+		qp->sq_pend--;
+	}
 
 	while (qp->rq_count > 0) {
 		memset(&wc, 0, sizeof(wc));
@@ -950,6 +991,11 @@ qp_set_state(struct sv_qp *qp, enum ibv_qp_state st)
 		qp->rq_head = qp->rq_count = 0;
 		qp->in_msg = 0;
 		qp->sq_used = qp->sq_unsignaled = 0;
+		qp->sq_head = qp->sq_pend = 0;
+		qp->msn = qp->in_next = qp->sent = qp->peer_limit = 0;
+		qp->rq_posted = qp->rq_returned = 0;
+		qp->credit_due = 0;
+		qp->last_ask = 0;
 		qp_drain(qp);
 	} else if (st == IBV_QPS_ERR) {
 		qp_flush(qp);
@@ -1097,6 +1143,8 @@ modify_qp(struct sv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		/* a QP before RTR drops everything it was sent */
 		qp_drain(qp);
 		qp->in_msg = 0;
+		/* receives posted in INIT become the peer's first credits */
+		send_ctl(qp, SV_HDR_CREDIT, qp->rq_posted + qp->rq_returned);
 	}
 	if (nxt != cur)
 		sv_debug("%s: QP %u: %d -> %d", d->dev.name, qp->qp.qp_num,
@@ -1180,7 +1228,47 @@ sge_iov(const struct sv_sge *sge, int nsge, uint64_t off, uint64_t len,
 	return n;
 }
 
-/* Sends one message as datagrams; a network error drops it silently. */
+/*
+ * Whether the cable carries anything right now. A cable that is down
+ * carries nothing, not even later (the kernel would hold datagrams in the
+ * ARP queue). Checked at most every 200 us: two ioctls per small message
+ * would cost half the time.
+ */
+static int
+link_ok(struct sv_qp *qp)
+{
+	int64_t now = mono_ns();
+
+	if (now - qp->link_checked > 200000 || now < qp->link_checked) {
+		qp->link_ok = sv_link_carrier(qp->fd,
+		    dev_of(qp->qp.context)->ifname);
+		qp->link_checked = now;
+	}
+	return qp->link_ok;
+}
+
+/* A header-only datagram to the peer QP: a credit or a request for one. */
+static void
+send_ctl(struct sv_qp *qp, uint32_t flags, uint32_t value)
+{
+	struct sv_hdr h;
+
+	if (qp->peer.sin_port == 0 || !link_ok(qp))
+		return;
+	memset(&h, 0, sizeof(h));
+	h.magic = htonl(SV_MAGIC);
+	h.dst_qpn = htonl(qp->peer_qpn);
+	h.src_qpn = htonl(qp->qp.qp_num);
+	h.msn = htonl(value);
+	h.flags = htonl(flags);
+	if (sendto(qp->fd, &h, sizeof(h), 0, (struct sockaddr *)&qp->peer,
+	    sizeof(qp->peer)) < 0)
+		sv_debug("QP %u: credit datagram not sent: %s", qp->qp.qp_num,
+		    strerror(errno));
+	qp->credit_due = 0;
+}
+
+/* Sends one message as datagrams; a network error loses it silently. */
 static void
 transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
     uint32_t imm, int has_imm)
@@ -1191,22 +1279,8 @@ transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
 	uint64_t frag = (uint64_t)(sv_lim.dgram > 0 ? sv_lim.dgram : qp->mtu);
 	uint64_t off = 0;
 	uint32_t msn = qp->msn++;
-	int64_t now = mono_ns();
 	int first = 1;
 
-	/* A cable that is down carries nothing, not even later (the kernel
-	 * would hold datagrams in the ARP queue). Checked at most every
-	 * 200 us: two ioctls per small message would cost half the time. */
-	if (now - qp->link_checked > 200000 || now < qp->link_checked) {
-		qp->link_ok = sv_link_carrier(qp->fd,
-		    dev_of(qp->qp.context)->ifname);
-		qp->link_checked = now;
-	}
-	if (!qp->link_ok) {
-		sv_debug("QP %u: link down, message %u dropped",
-		    qp->qp.qp_num, msn);
-		return;
-	}
 	while (first || off < total) {
 		int n = 0, done = 0;
 
@@ -1240,23 +1314,91 @@ transmit(struct sv_qp *qp, const struct sv_sge *sge, int nsge, uint64_t total,
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0) {
-				/* cable down, no route: the message is lost */
-				sv_debug("QP %u: send of message %u dropped: %s",
+				/* no route, no buffer, a firewall: that datagram
+				 * is lost, as on a wire; the others still go */
+				sv_debug("QP %u: a datagram of message %u lost: %s",
 				    qp->qp.qp_num, msn, strerror(errno));
-				return;
+				r = 1;
 			}
 			done += r;
 		}
 	}
 }
 
+/* The send-queue slot at the head is done: completion if signaled. */
+static void
+send_done(struct sv_qp *qp, const struct sv_swr *w, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	if (w->signaled || st != IBV_WC_SUCCESS) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = st;
+		wc.opcode = IBV_WC_SEND;
+		wc.qp_num = qp->qp.qp_num;
+		wc.byte_len = (uint32_t)w->total;
+		cq_push((struct sv_cq *)qp->qp.send_cq, &wc, qp,
+		    qp->sq_unsignaled + 1);
+		qp->sq_unsignaled = 0;
+	} else {
+		qp->sq_unsignaled++;
+	}
+	qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
+	qp->sq_pend--;
+}
+
+/*
+ * Puts queued sends on the wire while the peer has receives for them (see
+ * the credits in sv.h); asks for credits when blocked. A cable that is
+ * down takes the sends and loses them, without spending credits.
+ */
+static void
+push_sends(struct sv_qp *qp)
+{
+	while (qp->sq_pend > 0 && qp->state == IBV_QPS_RTS) {
+		struct sv_swr *w = &qp->sq[qp->sq_head];
+		int i;
+
+		if (!link_ok(qp)) {
+			sv_debug("QP %u: link down, message dropped",
+			    qp->qp.qp_num);
+			send_done(qp, w, IBV_WC_SUCCESS);
+			continue;
+		}
+		if ((int32_t)(qp->peer_limit - qp->sent) <= 0) {
+			int64_t now = mono_ns();
+
+			if (qp->last_ask == 0 || now - qp->last_ask >= SV_ASK_NS ||
+			    now < qp->last_ask) {
+				send_ctl(qp, SV_HDR_ASK, 0);
+				qp->last_ask = now;
+			}
+			return;
+		}
+		for (i = 0; i < w->nsge; i++) {
+			if (sge_ok(qp, &w->sge[i], 0))
+				continue;
+			/* like hardware: an error completion, QP in error */
+			sv_debug("QP %u: send with bad lkey 0x%x",
+			    qp->qp.qp_num, w->sge[i].lkey);
+			send_done(qp, w, IBV_WC_LOC_PROT_ERR);
+			qp_set_state(qp, IBV_QPS_ERR);
+			return;
+		}
+		transmit(qp, w->sge, w->nsge, w->total, w->imm, w->has_imm);
+		qp->sent++;
+		qp->last_ask = 0;
+		send_done(qp, w, IBV_WC_SUCCESS);
+	}
+}
+
 static int
 post_send(struct sv_qp *qp, struct ibv_send_wr *wr)
 {
-	struct sv_sge sge[SV_MAX_SGE];
+	struct sv_swr *w;
 	struct ibv_wc wc;
-	uint64_t total = 0;
-	int i, signaled;
+	int i;
 
 	if (qp->state != IBV_QPS_RTS)
 		return EINVAL;
@@ -1269,19 +1411,26 @@ post_send(struct sv_qp *qp, struct ibv_send_wr *wr)
 		    qp->sq_used);
 		return ENOMEM;
 	}
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = wr->wr_id;
-	wc.opcode = IBV_WC_SEND;
-	wc.qp_num = qp->qp.qp_num;
+	w = &qp->sq[(qp->sq_head + qp->sq_pend) % qp->max_send_wr];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->nsge = wr->num_sge;
+	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	w->has_imm = wr->opcode == IBV_WR_SEND_WITH_IMM;
+	w->imm = w->has_imm ? wr->imm_data : 0;
 	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = (uintptr_t)wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-		total += sge[i].length;
-		if (!sge_ok(qp, &sge[i], 0)) {
+		w->sge[i].addr = (uintptr_t)wr->sg_list[i].addr;
+		w->sge[i].length = wr->sg_list[i].length;
+		w->sge[i].lkey = wr->sg_list[i].lkey;
+		w->total += w->sge[i].length;
+		if (!sge_ok(qp, &w->sge[i], 0)) {
 			/* like hardware: an error completion, QP in error */
 			sv_debug("QP %u: send with bad lkey 0x%x",
-			    qp->qp.qp_num, sge[i].lkey);
+			    qp->qp.qp_num, w->sge[i].lkey);
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = wr->wr_id;
+			wc.opcode = IBV_WC_SEND;
+			wc.qp_num = qp->qp.qp_num;
 			wc.status = IBV_WC_LOC_PROT_ERR;
 			qp->sq_used++;
 			cq_push((struct sv_cq *)qp->qp.send_cq, &wc, qp,
@@ -1291,22 +1440,14 @@ post_send(struct sv_qp *qp, struct ibv_send_wr *wr)
 			return 0;
 		}
 	}
-	if (total > (1U << 31))
+	if (w->total > (1U << 31))
 		return EINVAL;
-	transmit(qp, sge, wr->num_sge, total,
-	    wr->opcode == IBV_WR_SEND_WITH_IMM ? wr->imm_data : 0,
-	    wr->opcode == IBV_WR_SEND_WITH_IMM);
 	qp->sq_used++;
-	signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
-	if (signaled) {
-		wc.status = IBV_WC_SUCCESS;
-		wc.byte_len = (uint32_t)total;
-		cq_push((struct sv_cq *)qp->qp.send_cq, &wc, qp,
-		    qp->sq_unsignaled + 1);
-		qp->sq_unsignaled = 0;
-	} else {
-		qp->sq_unsignaled++;
-	}
+	qp->sq_pend++;
+	/* credits that came in since the last poll count too */
+	if ((int32_t)(qp->peer_limit - qp->sent) < qp->sq_pend)
+		progress(qp);
+	push_sends(qp);
 	return 0;
 }
 
@@ -1325,8 +1466,6 @@ sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 	return r;
 }
-
-static void progress(struct sv_qp *);
 
 static int
 post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr)
@@ -1358,6 +1497,7 @@ post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr)
 		}
 	}
 	qp->rq_count++;
+	qp->rq_posted++;
 	if (qp->state == IBV_QPS_ERR)
 		qp_flush(qp);
 	return 0;
@@ -1377,9 +1517,15 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	 */
 	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS)
 		progress(qp);
-	for (; wr != NULL; wr = wr->next)
+	for (; wr != NULL; wr = wr->next) {
 		if ((r = post_recv(qp, wr)) != 0)
 			break;
+		qp->credit_due = 1;
+	}
+	/* the peer may send into them now */
+	if (qp->credit_due &&
+	    (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS))
+		send_ctl(qp, SV_HDR_CREDIT, qp->rq_posted + qp->rq_returned);
 	pthread_mutex_unlock(&ibqp->context->mutex);
 	if (r != 0 && bad_wr != NULL)
 		*bad_wr = wr;
@@ -1399,6 +1545,26 @@ copy_in(const struct sv_rwr *r, uint64_t off, const unsigned char *p,
 	}
 }
 
+/*
+ * n messages from the peer were lost on the cable (datagrams missing). The
+ * credits they took go back to the sender, and it is said on stderr even
+ * without SOFTVERBS_DEBUG: Apple's link does not lose data, so this is a
+ * broken cable, and a program that waits for the message would otherwise
+ * hang without a word.
+ */
+static void
+lost(struct sv_qp *qp, uint32_t n, const char *how)
+{
+	qp->lost += n;
+	qp->drops += n;
+	qp->rq_returned += n;
+	qp->credit_due = 1;
+	fprintf(stderr, "softverbs: %s: QP %u: %u message%s from QP %u %s: "
+	    "the cable loses data (%lu lost so far)\n",
+	    dev_of(qp->qp.context)->dev.name, qp->qp.qp_num, n,
+	    n == 1 ? "" : "s", qp->peer_qpn, how, qp->lost);
+}
+
 /* One datagram for this QP (source already checked). */
 static void
 fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
@@ -1414,11 +1580,12 @@ fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
 		return;
 	}
 	if (off == 0) {
-		if (qp->in_msg && !qp->in_drop) {
-			sv_debug("QP %u: message %u incomplete, dropped",
-			    qp->qp.qp_num, qp->in_msn);
-			qp->drops++;
-		}
+		if (qp->in_msg && !qp->in_drop)
+			lost(qp, 1, "lost its last datagrams");
+		if ((int32_t)(msn - qp->in_next) > 0)
+			lost(qp, msn - qp->in_next, "never arrived");
+		if ((int32_t)(msn - qp->in_next) >= 0)
+			qp->in_next = msn + 1;
 		qp->in_msg = 1;
 		qp->in_drop = 0;
 		qp->in_msn = msn;
@@ -1434,6 +1601,9 @@ fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
 			    "receive buffer (%llu), dropped", qp->qp.qp_num,
 			    msn, len, (unsigned long long)r->total);
 			qp->in_drop = 1;
+			/* the receive is still there: its credit goes back */
+			qp->rq_returned++;
+			qp->credit_due = 1;
 		} else {
 			for (i = 0; i < r->nsge; i++) {
 				if (sge_ok(qp, &r->sge[i], 1))
@@ -1458,10 +1628,12 @@ fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
 	} else if (!qp->in_msg || msn != qp->in_msn || off != qp->in_off) {
 		if (qp->in_msg && msn == qp->in_msn && !qp->in_drop) {
 			/* a datagram went missing: UC loses the message */
-			sv_debug("QP %u: message %u lost a fragment, dropped",
-			    qp->qp.qp_num, msn);
-			qp->drops++;
+			lost(qp, 1, "lost a datagram");
 			qp->in_drop = 1;
+		} else if (qp->in_msg && msn != qp->in_msn && !qp->in_drop) {
+			/* the tail of in_msn and the head of msn are gone */
+			lost(qp, 1, "lost its last datagrams");
+			qp->in_msg = 0;
 		}
 		return;
 	}
@@ -1518,7 +1690,7 @@ progress(struct sv_qp *qp)
 		}
 		n = recvmmsg(qp->fd, msgs, SV_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
-			return;
+			break;
 		for (i = 0; i < n; i++) {
 			struct msghdr *m = &msgs[i].msg_hdr;
 			struct sv_hdr h;
@@ -1538,12 +1710,71 @@ progress(struct sv_qp *qp)
 				qp->drops++;
 				continue;
 			}
+			if (ntohl(h.flags) & SV_HDR_CREDIT) {
+				uint32_t lim = ntohl(h.msn);
+
+				/* cumulative: a late or repeated one is harmless */
+				if ((int32_t)(lim - qp->peer_limit) > 0)
+					qp->peer_limit = lim;
+				continue;
+			}
+			if (ntohl(h.flags) & SV_HDR_ASK) {
+				qp->credit_due = 1;
+				continue;
+			}
 			fragment(qp, &h, (unsigned char *)iov[i].iov_base +
 			    SV_HDR_LEN, msgs[i].msg_len - SV_HDR_LEN);
 		}
 		if (n < SV_BATCH)
-			return;
+			break;
 	}
+	if (qp->credit_due)
+		send_ctl(qp, SV_HDR_CREDIT, qp->rq_posted + qp->rq_returned);
+}
+
+/*
+ * Sleeps until a datagram is there for any connected QP of the process, at
+ * most SOFTVERBS_WAIT_US; not at all when a completion is already waiting
+ * in some CQ. Returns 0 when it waited, -1 when it could not.
+ */
+static int
+idle_wait(void)
+{
+	struct pollfd fds[128];
+	struct timespec ts;
+	nfds_t n = 0;
+	struct sv_context *c;
+	int busy = 0;
+
+	pthread_mutex_lock(&sv_reg_lock);
+	for (c = sv_ctxs; c != NULL && !busy; c = c->next_ctx) {
+		struct sv_qp *qp;
+		struct sv_cq *cq;
+
+		pthread_mutex_lock(&c->ctx.mutex);
+		for (cq = c->cqs; cq != NULL; cq = cq->next)
+			busy |= cq->count > 0;
+		for (qp = c->qps; qp != NULL && !busy; qp = qp->next) {
+			if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
+				continue;
+			if (n == sizeof(fds) / sizeof(fds[0]) ||
+			    (qp->sq_pend > 0 && !qp->link_ok)) {
+				busy = 1;
+				break;
+			}
+			fds[n].fd = qp->fd;
+			fds[n].events = POLLIN;
+			fds[n].revents = 0;
+			n++;
+		}
+		pthread_mutex_unlock(&c->ctx.mutex);
+	}
+	pthread_mutex_unlock(&sv_reg_lock);
+	if (busy || n == 0)
+		return -1;
+	ts.tv_sec = sv_lim.wait_us / 1000000;
+	ts.tv_nsec = (long)(sv_lim.wait_us % 1000000) * 1000;
+	return ppoll(fds, n, &ts, NULL) < 0 ? -1 : 0;
 }
 
 static int
@@ -1557,10 +1788,13 @@ sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (num_entries < 0)
 		return -1;
 	pthread_mutex_lock(&c->ctx.mutex);
-	for (qp = c->qps; qp != NULL; qp = qp->next)
-		if (qp->qp.recv_cq == ibcq && (qp->state == IBV_QPS_RTR ||
-		    qp->state == IBV_QPS_RTS))
-			progress(qp);
+	for (qp = c->qps; qp != NULL; qp = qp->next) {
+		if ((qp->qp.recv_cq != ibcq && qp->qp.send_cq != ibcq) ||
+		    (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS))
+			continue;
+		progress(qp);
+		push_sends(qp);
+	}
 	if (cq->overrun) {
 		pthread_mutex_unlock(&c->ctx.mutex);
 		return -1;
@@ -1577,9 +1811,11 @@ sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	pthread_mutex_unlock(&c->ctx.mutex);
 	/*
 	 * Callers spin on an empty CQ; on a machine with few cores the peer
-	 * (another process) then needs the CPU more than we do.
+	 * (another process) then needs the CPU more than we do: sleep until
+	 * a datagram comes for this process, or yield.
 	 */
-	if (n == 0 && sv_lim.yield)
+	if (n == 0 && !(sv_lim.wait_us > 0 && idle_wait() == 0) &&
+	    sv_lim.yield)
 		sched_yield();
 	return n;
 }

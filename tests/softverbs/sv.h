@@ -7,6 +7,44 @@
  * UDP datagrams, so taking the interface down stops the traffic. This header
  * is internal to the library: the objects behind the public verbs structs.
  * Linux only; never installed.
+ *
+ * What JACCL relies on, and why softverbs holds sends back. JACCL posts its
+ * receives and its sends together, with no handshake between ranks (mesh
+ * and ring: post_recv of this step, then post_send of this step), keeps two
+ * frames in flight per peer, and reuses a send buffer as soon as its send
+ * completes; it never checks a completion's status and has no timeout. So
+ * a send may reach a rank that has not yet posted the receive for it (it
+ * is still reducing the previous frame, or has not entered the collective
+ * yet), and nothing in JACCL repairs that. On InfiniBand UC that message
+ * would be dropped and JACCL would hang; on Macs it works, every run. The
+ * device must therefore be lossless end to end: a SEND waits at the sender
+ * until the receiver has a receive posted for it. Independent signs that
+ * Apple's Thunderbolt RDMA does exactly this: people porting other
+ * programs to it describe its "UC" as lossless in practice and relying on
+ * the hardware's credit-based flow control where Linux RC uses RNR NAKs
+ * and retries; a Linux driver that talks to Macs had to make its sends
+ * wait for the peer's advertised receive credits (not complete them
+ * locally) before Linux -> Mac traffic stopped losing messages; and when a
+ * peer dies mid-collective, survivors spin forever rather than fail, which
+ * is what a sender waiting for credits that never come looks like.
+ *
+ * So softverbs keeps the UC surface (UC QPs only, no error completion, no
+ * RNR error) and adds receive credits underneath: each QP counts the
+ * receives ever posted and tells its peer the total (a header-only
+ * datagram, cumulative so a lost or late one does no harm) whenever it
+ * posts receives and when it goes to RTR; a send is queued at the sender
+ * and put on the wire only while the peer's total exceeds the messages
+ * already sent, and completes when it is sent. A sender that is blocked
+ * asks for the total (at most every millisecond), which covers a credit
+ * that was lost or arrived before this QP was RTR. A message the receiver
+ * drops with its receive still posted (longer than the buffer, datagrams
+ * missing) gives its credit back. Every limit stays: 32 outstanding sends
+ * (queued ones count), 63 posted receives, 10 QPs, 100 MRs, MTU 1024.
+ * A cable that is down takes sends and loses them without spending
+ * credits (nothing reached the far end). Datagrams lost on a working cable
+ * are a broken cable (Apple's link does not lose data): the receiver sees
+ * the gap in message numbers, prints it on stderr with the device name
+ * even without SOFTVERBS_DEBUG, and the message is lost, as on UC.
  */
 #ifndef SV_H
 #define SV_H
@@ -36,6 +74,7 @@ struct sv_limits {
 	int	rcvbuf;		/* socket receive buffer per QP, bytes */
 	int	debug;		/* 1: log drops and errors on stderr */
 	int	yield;		/* 1: sched_yield() when poll_cq finds nothing */
+	int	wait_us;	/* >0: or wait that long for a datagram */
 	int	dgram;		/* payload bytes per datagram; 0: path MTU */
 };
 
@@ -71,6 +110,7 @@ struct sv_context {
 	struct sv_qp		*qps;		/* every QP of this context */
 	struct sv_cq		*cqs;
 	struct sv_pd		*pds;
+	struct sv_context	*next_ctx;	/* every open context */
 };
 
 struct sv_pd {
@@ -116,6 +156,17 @@ struct sv_rwr {
 	struct sv_sge	sge[SV_MAX_SGE];
 };
 
+/* A send waiting for a receive at the far end (copied at post time). */
+struct sv_swr {
+	uint64_t	wr_id;
+	int		nsge;
+	int		signaled;
+	int		has_imm;
+	uint32_t	imm;
+	uint64_t	total;
+	struct sv_sge	sge[SV_MAX_SGE];
+};
+
 struct sv_qp {
 	struct ibv_qp		qp;
 	struct sv_qp		*next;
@@ -135,6 +186,17 @@ struct sv_qp {
 	int			sq_used;	/* posted, not yet retired */
 	int			sq_unsignaled;	/* since the last signaled one */
 	uint32_t		msn;		/* next message sequence number */
+	struct sv_swr		*sq;		/* ring of max_send_wr: posted, */
+	int			sq_head;	/* not yet sent (no credit) */
+	int			sq_pend;
+	/* receive credits (see softverbs.c): counts since RTR, mod 2^32 */
+	uint32_t		peer_limit;	/* messages the peer can take */
+	uint32_t		sent;		/* messages put on the wire */
+	int64_t			last_ask;	/* last credit request, ns */
+	uint32_t		rq_posted;	/* receives ever posted */
+	uint32_t		rq_returned;	/* credits of dropped messages */
+	uint32_t		in_next;	/* msn expected next */
+	int			credit_due;	/* 1: tell the peer our limit */
 	int64_t			link_checked;	/* CLOCK_MONOTONIC ns */
 	int			link_ok;
 	/* receive queue: ring of max_recv_wr entries */
@@ -152,6 +214,7 @@ struct sv_qp {
 	size_t			stage_slot;	/* bytes per slot */
 	/* counters for tests and debugging */
 	unsigned long		drops;
+	unsigned long		lost;		/* messages lost on the wire */
 };
 
 extern struct sv_limits sv_lim;

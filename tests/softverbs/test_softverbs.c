@@ -4,7 +4,8 @@
  * loads a verbs library: device list and environment, port and GID table,
  * Apple's limits (UC only, 10 QPs, 100 MRs, 32 sends, 63 receives), QP
  * state transitions, and the data path between two QPs over the loopback
- * interface, including UC's silent drops. With the argument "limits", the
+ * interface, including sends held until the far end has a receive and
+ * the drop of a message longer than the receive. With the argument "limits", the
  * limits are changed through the environment and checked instead. Needs
  * only "lo" up with 127.0.0.1, so it runs without root.
  */
@@ -442,6 +443,44 @@ test_states(void)
 	end_close(&e);
 }
 
+/*
+ * The far end's first credit is lost (it was sent while this end was not
+ * yet ready to receive): a blocked sender asks again and gets it.
+ */
+static void
+test_credit_ask(void)
+{
+	struct end a, b;
+	struct ibv_wc wc;
+	union ibv_gid ga, gb;
+	int good;
+
+	if (!ok(end_open(&a, 4096) == 0 && end_open(&b, 4096) == 0 &&
+	    sv.query_gid(a.ctx, 1, 1, &ga) == 0 &&
+	    sv.query_gid(b.ctx, 1, 1, &gb) == 0, "two UC QPs in INIT")) {
+		end_close(&a);
+		end_close(&b);
+		return;
+	}
+	fill(a.buf, 1000, 5);
+	/* b announces its receive while a is in INIT: a drops it at RTR */
+	good = post_recv(&b, 0, 4096, 3) == 0 &&
+	    to_rtr(b.qp, a.qp->qp_num, &ga, 1, 1) == 0 &&
+	    to_rtr(a.qp, b.qp->qp_num, &gb, 1, 1) == 0 &&
+	    to_rts(a.qp) == 0 && to_rts(b.qp) == 0 &&
+	    post_send(&a, 0, 1000, 4, 1) == 0 && drain(&a) == 0;
+	ok(good, "the credit sent before the sender was ready is lost: the "
+	    "send waits");
+	/* b answers the request when it polls; a sends on its next poll */
+	good = drain(&b) == 0 && wait_wc(&a, IBV_WC_SEND, &wc) == 0 &&
+	    wc.wr_id == 4 && wait_wc(&b, IBV_WC_RECV, &wc) == 0 &&
+	    wc.wr_id == 3 && wc.byte_len == 1000 &&
+	    memcmp(a.buf, b.buf, 1000) == 0;
+	ok(good, "the waiting sender asks for credit and the message goes");
+	end_close(&a);
+	end_close(&b);
+}
+
 static void
 test_data(void)
 {
@@ -481,19 +520,23 @@ test_data(void)
 	    memcmp(a.buf + big, b.buf, big) == 0 && drain(&b) == 1;
 	ok(good, "512 KiB B -> A arrive intact");
 
-	/* UC: nothing posted when the message arrives -> dropped for good */
+	/*
+	 * Apple's link: a send waits at the sender until the far end has a
+	 * receive for it (JACCL posts its sends with no handshake).
+	 */
 	fill(a.buf, 4096, 1);
-	fill(a.buf + 4096, 4096, 2);
-	good = post_send(&a, 0, 4096, 1, 1) == 0 &&
-	    wait_wc(&a, IBV_WC_SEND, &wc) == 0 && wc.status == IBV_WC_SUCCESS;
-	ok(good, "send with no receive posted completes successfully");
-	drain(&b);
-	good = post_recv(&b, 0, 8192, 7) == 0 && drain(&b) == 0 &&
-	    post_send(&a, 4096, 4096, 2, 1) == 0 &&
+	memset(b.buf, 0, 8192);
+	good = post_send(&a, 0, 4096, 1, 1) == 0 && drain(&a) == 0 &&
+	    drain(&b) == 0 && drain(&a) == 0;
+	ok(good, "a send with no receive posted at the far end is held: "
+	    "no completion on either side");
+	good = post_recv(&b, 0, 8192, 7) == 0 &&
+	    wait_wc(&a, IBV_WC_SEND, &wc) == 0 && wc.wr_id == 1 &&
+	    wc.status == IBV_WC_SUCCESS &&
 	    wait_wc(&b, IBV_WC_RECV, &wc) == 0 && wc.wr_id == 7 &&
-	    memcmp(b.buf, a.buf + 4096, 4096) == 0;
-	ok(good, "a message that arrived before the receive was posted is "
-	    "dropped; the next one lands in the buffer");
+	    wc.byte_len == 4096 && memcmp(b.buf, a.buf, 4096) == 0;
+	ok(good, "once the receive is posted the held send goes and lands "
+	    "intact");
 	drain(&a);
 
 	/* longer than the posted buffer -> dropped, receive stays posted */
@@ -513,13 +556,17 @@ test_data(void)
 	ok(good, "an unsignaled send is delivered with no send completion");
 
 	/* 31 outstanding (one unsignaled above) + 1, then the 33rd fails */
+	for (n = 0; n < 32; n++)
+		post_recv(&b, 0, 64, 50 + (uint64_t)n);
 	for (n = 0; n < 31; n++)
 		if (post_send(&a, 0, 64, 10 + (uint64_t)n, 1) != 0)
 			break;
 	r = post_send(&a, 0, 64, 99, 1);
 	ok(n == 31 && r == ENOMEM,
 	    "32 outstanding sends, the 33rd fails ENOMEM");
-	n = drain(&a);
+	n = 0;
+	for (r = 0; r < 31; r++)
+		n += wait_wc(&a, IBV_WC_SEND, &wc) == 0;
 	is_int(n, 31, "31 send completions");
 	ok(post_send(&a, 0, 64, 100, 1) == 0 && drain(&a) == 1,
 	    "polled completions free the send queue");
@@ -674,6 +721,7 @@ main(int argc, char **argv)
 	test_limits();
 	test_states();
 	test_data();
+	test_credit_ask();
 	dlclose(sv.handle);
 	return done_testing();
 }
