@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 # MLX's own tools as the judges of jaccl-config (sourced after
 # tests/lib/tap.sh and tests/lib/sim.sh). MLX's code is not part of the
-# project: it is looked for beside the source tree, in
-# $top_srcdir/../shared/peers/mlx, or where JC_MLX_PEERS says, and a test
-# that needs it skips with the reason when it is not there.
+# project: it is looked for where JC_MLX_PEERS says, else in configure's
+# MLX_PEER (which make check exports), else beside the source tree in
+# $top_srcdir/../shared/peers/mlx, and a test that needs it skips with the
+# reason when it is not there.
 #
 #   mlx_find, mlx_require        find MLX's tools (or skip the test)
 #   mlx_up TOPOLOGY              a simulated cluster, MX_HOSTS its host list
@@ -22,9 +23,9 @@
 # them that reads the simulated cluster's ssh_config ($JC_MLX_SSH_CONFIG).
 # Returns 1 with the reason in MLX_MISSING when they are not there.
 mlx_find() {
-	MLX_PEERS=${JC_MLX_PEERS:-$top_srcdir/../shared/peers/mlx}
+	MLX_PEERS=${JC_MLX_PEERS:-${MLX_PEER:-$top_srcdir/../shared/peers/mlx}}
 	if ! [ -f "$MLX_PEERS/bin/mlx.distributed_config" ] || ! [ -f "$MLX_PEERS/bin/mlx.launch" ]; then
-		MLX_MISSING="MLX's tools not found in $MLX_PEERS (set JC_MLX_PEERS to MLX's peers folder)"
+		MLX_MISSING="MLX's tools not found in $MLX_PEERS (configure MLX_PEER= or set JC_MLX_PEERS to MLX's peers folder)"
 		return 1
 	fi
 	MLX_PEERS=$(cd "$MLX_PEERS" && pwd)
