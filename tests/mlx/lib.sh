@@ -37,7 +37,7 @@ mlx_find() {
 	cat > "$t/mlx-bin/ssh" <<EOS
 #!/bin/sh
 exec $_mx_ssh -F "\$JC_MLX_SSH_CONFIG" -o ControlMaster=auto -o "ControlPath=$t/cm-%C" \\
-    -o ControlPersist=120 "\$@"
+    -o ControlPersist=600 "\$@"
 EOS
 	chmod +x "$t/mlx-bin/ssh"
 	MX_PY=$top_srcdir/tests/mlx/mlxcmp.py
@@ -64,6 +64,12 @@ mlx_up() {
 	sim_up "$1" || return 1
 	MX_HOSTS=$(sim_hosts)
 	MX_CFG=$(sim_ssh_config)
+	# open the shared connections with a patient timeout: MLX's own checks
+	# allow 5 seconds, which a busy machine may need for a first connection
+	for _mx_h in $(echo "$MX_HOSTS" | tr , ' '); do
+		JC_MLX_SSH_CONFIG=$MX_CFG "$t/mlx-bin/ssh" -o ConnectTimeout=60 "$_mx_h" true ||
+		    return 1
+	done
 }
 
 # mlx_config ARGS...: MLX's tool on the current cluster. Its "Enter to
