@@ -54,7 +54,7 @@ done <"$dir/expected.tsv"
 # accepts them all: the ring backend's errors are the C++ backend's, from
 # the lists it hands over (see expected.tsv).
 peer=
-for d in "${JC_MLX_PEER:-}" "$top_srcdir/../shared/peers/mlx" "$top_srcdir/../../shared/peers/mlx"; do
+for d in "${JC_MLX_PEERS:-}" "${MLX_PEER:-}" "$top_srcdir/../shared/peers/mlx" "$top_srcdir/../../shared/peers/mlx"; do
 	[ -n "$d" ] && [ -x "$d/bin/mlx.launch" ] && { peer=$d; break; }
 done
 mlx_run() {	# FILE [OPTION...]: the ranks' reports, sorted, in $t/mlx.out
@@ -74,7 +74,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$dir/hostfiles/$f" "$t/local.json" &&
 	cat "$t/ranks"/* 2>/dev/null | sort >"$t/mlx.out"
 }
 if [ -z "$peer" ]; then
-	skip "MLX's mlx.launch (shared/peers/mlx) not found: set JC_MLX_PEER"
+	skip "MLX's mlx.launch (shared/peers/mlx) not found: set JC_MLX_PEERS or configure MLX_PEER"
 else
 	r='[["192.168.0.2:32323"], ["192.168.4.2:32324"], ["192.168.8.2:32325"], ["192.168.12.2:32326"]]'
 	mlx_run ring-rdma-malformed.json

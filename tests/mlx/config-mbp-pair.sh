@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# MLX's mlx.distributed_config and jaccl-config on the same simulated
+# cluster, mbp-pair: 2 MacBook Pros whose ports map TB1 = en1, TB2 = en6,
+# TB3 = en2, en0 being Wi-Fi (jaccl over one cable).
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/sim.sh"
+. "$top_srcdir/tests/mlx/lib.sh"
+[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+sim_require
+mlx_require
+mlx_up mbp-pair || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+mlx_dot
+mlx_dot_same
+for b in jaccl jaccl-ring ring; do
+	mlx_backend $b
+	mlx_backend_same $b
+done
+mlx_auto_setup_same
+mlx_replay_same
+mlx_done
+done_testing
