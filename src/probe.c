@@ -91,7 +91,10 @@ probe_script(double command_timeout)
 	 * on once its children are gone). jc_kids PID: jc_kill on each child
 	 * of PID (what a framing subshell runs; it survives to write the
 	 * status). jc_watch KILL PIDS: a watchdog that runs KILL on each of
-	 * PIDS after jc_to seconds; jc_unwatch stops it. jc_start NAME
+	 * PIDS after jc_to seconds; jc_unwatch stops it however early (SIGKILL:
+	 * a TERM could come before a new subshell is ready to take it, and
+	 * leave a watchdog behind that the script would wait for) and its
+	 * sleep (whose pid it left in the temporary folder). jc_start NAME
 	 * FUNCTION: start FUNCTION into $jc_d/NAME, framed (pid in $!).
 	 */
 	buf_puts(&b,
@@ -112,14 +115,16 @@ probe_script(double command_timeout)
 	    "\tfor jc_k in $(pgrep -P \"$1\" 2>/dev/null); do jc_kill \"$jc_k\"; done\n"
 	    "}\n"
 	    "jc_watch() {\n"
-	    "\t( trap 'kill $jc_sp 2>/dev/null; exit 0' TERM\n"
-	    "\t  sleep \"$jc_to\" </dev/null >/dev/null 2>&1 & jc_sp=$!\n"
-	    "\t  wait $jc_sp && { echo \"timed out after $jc_to s\" >&2;"
+	    "\t( sleep \"$jc_to\" </dev/null >/dev/null 2>&1 &\n"
+	    "\t  [ -z \"$jc_d\" ] || echo $! >\"$jc_d/.watch\"\n"
+	    "\t  wait $! && { echo \"timed out after $jc_to s\" >&2;"
 	    " for jc_q in $2; do $1 $jc_q; done; } ) </dev/null >/dev/null 3>&- &\n"
 	    "\tjc_w=$!\n"
 	    "}\n"
 	    "jc_unwatch() {\n"
-	    "\tkill $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
+	    "\t[ -n \"$jc_d\" ] && read -r jc_x 2>/dev/null <\"$jc_d/.watch\" &&"
+	    " kill $jc_x 2>/dev/null\n"
+	    "\tkill -KILL $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
 	    "}\n"
 	    "jc_start() {\n"
 	    "\t( printf '%s B %s\\n' \"$T\" \"$1\"; ( \"$2\" ) </dev/null 3>&-; jc_s=$?\n"
