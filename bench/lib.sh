@@ -87,7 +87,7 @@ calls() { cat "$SIM_DIR"/hosts/*/calls.log 2>/dev/null | wc -l; }
 net_reset() {
 	for _b_h in $(sim_hosts | tr , ' '); do
 		_b_ns=$(sim_ns "$_b_h")
-		for _b_if in $(ip -n "$_b_ns" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
+		for _b_if in $(ip -n "$_b_ns" -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
 			case $_b_if in lo | en0 | eth0) continue ;; esac
 			ip -n "$_b_ns" -4 addr flush dev "$_b_if" 2>/dev/null
 			ip -n "$_b_ns" -4 route flush dev "$_b_if" 2>/dev/null

@@ -219,10 +219,13 @@ sim_exec m3-ultra-2 sudo -n true && sim_exec m3-ultra-2 sudo -n ifconfig en6 up 
 ok $? "fail-sudo: the 2nd command through sudo fails, 'sudo true' is not counted"
 is "$(cat "$t/fs.err")" "sudo: simulated failure (fail-sudo)" "fail-sudo: its message"
 rm -f "$hd/fail-sudo" "$hd/fail-sudo.count"
-# FAKEMAC_OFFLINE in the caller's environment holds on this path too
-is "$(sim_exec m3-ultra-3 env FAKEMAC_OFFLINE=1 ifconfig en0)" \
-	"$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-3" ifconfig en0)" \
-	"FAKEMAC_OFFLINE=1 through the wrapper: the offline output"
+# FAKEMAC_OFFLINE in the caller's environment holds on this path too: en6
+# has 10.99.4.1 now (above), which the offline mode does not see
+sim_exec m3-ultra-2 ifconfig en6 | grep -q 'inet 10.99.4.1 '
+ok $? "en6 has its address on the live host"
+is "$(sim_exec m3-ultra-2 env FAKEMAC_OFFLINE=1 ifconfig en6)" \
+	"$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-2" ifconfig en6)" \
+	"FAKEMAC_OFFLINE=1 through the wrapper: the offline output (no address)"
 if [ "${KC_FAST:-1}" = 1 ]; then
 	# no daemon: the client runs the command the old way
 	pid=$(cat "$hd/fakemacd.pid")
