@@ -17,21 +17,13 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
 export top_srcdir
-if [ -z "${JACCL_CONFIG:-}" ]; then
-	for c in ./jaccl-config "$top_srcdir/_build/jaccl-config" "$top_srcdir/jaccl-config"; do
-		[ -x "$c" ] && JACCL_CONFIG=$c && break
-	done
-fi
-[ -x "${JACCL_CONFIG:-}" ] || { echo "configure.sh: build jaccl-config first (or set JACCL_CONFIG)" >&2; exit 1; }
 RUNS=${RUNS:-3}
 topo=${1:-mini-ring8}
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
+. "$here/lib.sh"
+bench_jaccl_config configure.sh
 sim_require
-
-now() { python3 -c 'import time; print(time.monotonic())'; }
-elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$1" "$2"; }
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 dot() {
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" --dot > "$t/dot" 2> "$t/err" ||
@@ -62,17 +54,6 @@ mlx_way() { # as mlx.distributed_config (see the mlx contract, remote commands)
 		ip=$(ssh -F "$cfg" "$h" ipconfig getifaddr en0 </dev/null)
 		[ -n "$ip" ] || ssh -F "$cfg" "$h" ipconfig getifaddr en1 >/dev/null </dev/null
 	done
-}
-
-timeit() { # timeit FUNCTION: median wall time of RUNS runs, in seconds
-	ts=
-	for r in $(seq 1 "$RUNS"); do
-		a=$(now)
-		"$1" || return 1
-		b=$(now)
-		ts="$ts $(elapsed "$a" "$b")"
-	done
-	echo "$ts" | median
 }
 
 sim_up "$topo" 2> "$t/up.err" || { cat "$t/up.err" >&2; exit 1; }

@@ -16,38 +16,13 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
 export top_srcdir
-if [ -z "${JACCL_CONFIG:-}" ]; then
-	for c in ./jaccl-config "$top_srcdir/_build/jaccl-config" "$top_srcdir/jaccl-config"; do
-		[ -x "$c" ] && JACCL_CONFIG=$c && break
-	done
-fi
-[ -x "${JACCL_CONFIG:-}" ] || { echo "discovery.sh: build jaccl-config first (or set JACCL_CONFIG)" >&2; exit 1; }
 RUNS=${RUNS:-3}
 sizes=${*:-1 2 4 8 16}
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
+. "$here/lib.sh"
+bench_jaccl_config discovery.sh
 sim_require
-
-now() { python3 -c 'import time; print(time.monotonic())'; }
-elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$1" "$2"; }
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# ring N: a topology of N Mac mini M4 Pro, a ring of TB5 cables (port 1 to
-# the next host's port 2; one cable for two hosts, none for one)
-ring() {
-	python3 - "$1" <<'PY'
-import json, sys
-n = int(sys.argv[1])
-hosts = [{"name": f"m{i}"} for i in range(n)]
-cables = []
-if n == 2:
-    cables = [{"a": "m0", "a_port": 1, "b": "m1", "b_port": 2}]
-elif n > 2:
-    cables = [{"a": f"m{i}", "a_port": 1, "b": f"m{(i + 1) % n}", "b_port": 2} for i in range(n)]
-print(json.dumps({"name": f"bench-ring{n}", "defaults": {"model": "Mac16,11"},
-                  "hosts": hosts, "cables": cables}))
-PY
-}
 
 ours() { # the probe, all hosts at once, one round trip each
 	"$JACCL_CONFIG" probe --json --hosts "$hosts" -F "$cfg" >/dev/null 2>"$t/err" ||
@@ -75,26 +50,11 @@ mlx_way() { # as mlx.distributed_config (see the mlx contract, remote commands)
 	done
 }
 
-calls() { # remote commands the fake macOS tools have run so far, all hosts
-	cat "$SIM_DIR"/hosts/*/calls.log 2>/dev/null | wc -l
-}
-
 per_host() { # per_host FUNCTION: fake commands one run of FUNCTION costs a host
 	c0=$(calls)
 	"$1" >/dev/null || return 1
 	c1=$(calls)
 	echo $(( (c1 - c0) / n ))
-}
-
-timeit() { # timeit FUNCTION: median wall time of RUNS runs, in seconds
-	ts=
-	for r in $(seq 1 "$RUNS"); do
-		a=$(now)
-		"$1" || return 1
-		b=$(now)
-		ts="$ts $(elapsed "$a" "$b")"
-	done
-	echo "$ts" | median
 }
 
 echo "# discovery wall time, median of $RUNS runs (seconds); $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null)"
@@ -115,7 +75,7 @@ for n in $sizes; do
 	eval "t_$n=$a"
 	sim_down
 done
-echo "# fake macOS commands run per host: jaccl-config $c_ours, mlx-way $c_mlx (each is a"
-echo "# python process here; all hosts share this machine's CPUs, real Macs do not)"
+echo "# fake macOS commands run per host: jaccl-config $c_ours, mlx-way $c_mlx (all hosts"
+echo "# share this machine's CPUs, real Macs do not; KC_FAST=0: a python process each)"
 printf '# jaccl-config: largest / smallest cluster time: %s\n' \
     "$(python3 -c 'import sys; print(f"{float(sys.argv[2]) / float(sys.argv[1]):.2f}")' "$first" "$a")"

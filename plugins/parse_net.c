@@ -495,6 +495,36 @@ parse_sw_vers(const char *data, char **version, char **build)
 	}
 }
 
+char *
+parse_sysctl(const char *data, const char *name)
+{
+	size_t pos = 0, ll, len, nl = strlen(name);
+	const char *line;
+	char *res = NULL;
+
+	if (data == NULL || nl == 0)
+		return NULL;
+	len = strlen(data);
+	while (res == NULL && next_line(data, len, &pos, &line, &ll)) {
+		char *t = trimmed(line, ll), *v;
+
+		v = t + nl;
+		if (strncmp(t, name, nl) == 0) {
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (*v == ':' || *v == '=') {
+				v++;
+				while (*v == ' ' || *v == '\t')
+					v++;
+				if (jc_plain_word(v))
+					res = xstrdup(v);
+			}
+		}
+		free(t);
+	}
+	return res;
+}
+
 int
 parse_rdma_ctl(const char *data)
 {

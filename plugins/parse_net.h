@@ -47,6 +47,12 @@ char *parse_word_line(const char *data);
 /* sw_vers: ProductVersion and BuildVersion (new strings, NULL when absent). */
 void parse_sw_vers(const char *data, char **version, char **build);
 
+/*
+ * sysctl NAME... (without -n): the value on the "NAME: VALUE" line (or
+ * "NAME = VALUE"), a new string if it is a plain word; else NULL.
+ */
+char *parse_sysctl(const char *data, const char *name);
+
 /* rdma_ctl status: "enabled" -> JC_YES, "disabled" -> JC_NO, else JC_UNKNOWN. */
 int parse_rdma_ctl(const char *data);
 

@@ -28,7 +28,7 @@
 
 static const struct jc_probe_cmd linux_cmds[] = {
 	{ "uname.txt", "uname -s" },
-	{ "hostname.txt", "hostname" },
+	{ "hostname.txt", "uname -n" },	/* from the probe's one uname -sn */
 	{ "os-release.txt", "cat /etc/os-release" },
 	{ "ip-j-addr.txt", "ip -j addr show" },
 	{ "ip-j-link.txt", "ip -j -d link show" },

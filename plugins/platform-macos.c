@@ -3,8 +3,10 @@
  * macOS backend: the commands a probe runs on a Mac and how their outputs
  * become a struct jc_host. Thunderbolt buses come from system_profiler
  * (-json, or -xml / text when a bundle holds those), interface names from
- * networksetup, addresses from ifconfig, RDMA devices from ibv_devices and
- * ibv_devinfo. A missing output leaves its facts unknown with a note.
+ * networksetup, addresses (and the management address) from ifconfig, RDMA
+ * devices from ibv_devinfo (and ibv_devices when a bundle holds it), model
+ * and macOS version from sysctl (or sysctl -n hw.model and sw_vers). A
+ * missing output leaves its facts unknown with a note.
  */
 #include "config.h"
 
@@ -26,20 +28,30 @@
 #define TB_XML "system_profiler-SPThunderboltDataType.xml"
 #define TB_TEXT "system_profiler-SPThunderboltDataType.txt"
 #define HWPORTS "networksetup-listallhardwareports.txt"
+#define SYSCTL "sysctl.txt"
+#define IPCONFIG "ipconfig-getifaddr-%s.txt"
 
+/* The management interfaces, in the order mlx.distributed_config asks. */
+static const char *const mgmt[] = { "en0", "en1" };
+
+/*
+ * The fewest commands that tell everything: the host name comes with uname
+ * (-sn, one process for both), the model and the macOS version and build
+ * from one sysctl, the management address from ifconfig -a (what ipconfig
+ * getifaddr en0/en1 would say), the RDMA devices, GUIDs and port states
+ * from ibv_devinfo (which lists what ibv_devices lists). Bundles of earlier
+ * probes hold sysctl-hw.model.txt, sw_vers.txt, ibv_devices.txt and
+ * ipconfig-getifaddr-enN.txt instead: they are read as before.
+ */
 static const struct jc_probe_cmd macos_cmds[] = {
 	{ "uname.txt", "uname -s" },
-	{ "hostname.txt", "hostname" },
-	{ "sysctl-hw.model.txt", "sysctl -n hw.model" },
-	{ "sw_vers.txt", "sw_vers" },
+	{ "hostname.txt", "uname -n" },
+	{ SYSCTL, "sysctl hw.model kern.osproductversion kern.osversion" },
 	{ TB_JSON, "system_profiler SPThunderboltDataType -json" },
 	{ HWPORTS, "networksetup -listallhardwareports" },
 	{ "ifconfig.txt", "ifconfig -a" },
-	{ "ibv_devices.txt", "ibv_devices" },
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
-	{ "ipconfig-getifaddr-en0.txt", "ipconfig getifaddr en0" },
-	{ "ipconfig-getifaddr-en1.txt", "ipconfig getifaddr en1" },
 	{ "sudo-n-true.txt", "sudo -n true" },
 	{ NULL, NULL },
 };
@@ -197,6 +209,33 @@ find_dev(struct jc_rdma_dev *devs, size_t n, const char *name)
 	return NULL;
 }
 
+/*
+ * A node GUID as ibv_devices prints it (16 hex digits) from ibv_devinfo's
+ * node_guid (four groups of 4 joined by ':'); any other form is kept.
+ */
+static char *
+guid_as_listed(const char *g)
+{
+	char out[17];
+	size_t n = 0;
+
+	if (g == NULL || strlen(g) != 19)
+		return g ? xstrdup(g) : NULL;
+	for (size_t i = 0; i < 19; i++) {
+		if (i % 5 == 4) {
+			if (g[i] != ':')
+				return xstrdup(g);
+			continue;
+		}
+		if (!((g[i] >= '0' && g[i] <= '9') || (g[i] >= 'a' && g[i] <= 'f') ||
+		    (g[i] >= 'A' && g[i] <= 'F')))
+			return xstrdup(g);
+		out[n++] = g[i];
+	}
+	out[n] = '\0';
+	return xstrdup(out);
+}
+
 static int
 parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 {
@@ -252,7 +291,7 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				if (x->state == JC_PORT_UNKNOWN)
 					x->state = devs[j].state;
 				if (x->guid == NULL)
-					x->guid = xstrdup(devs[j].guid);
+					x->guid = guid_as_listed(devs[j].guid);
 			}
 			parse_rdma_free(devs, n);
 		}
@@ -269,7 +308,6 @@ static void
 parse_misc(struct jc_host *h, const struct jc_raw *raw)
 {
 	const struct jc_raw_out *o;
-	static const char *const mgmt[] = { "en0", "en1" };
 
 	if ((o = raw_get(raw, "hostname.txt")) != NULL && !not_run(o))
 		h->hostname = parse_word_line(o->data);
@@ -277,6 +315,14 @@ parse_misc(struct jc_host *h, const struct jc_raw *raw)
 		h->model = parse_word_line(o->data);
 	if ((o = raw_get(raw, "sw_vers.txt")) != NULL && !not_run(o))
 		parse_sw_vers(o->data, &h->os_version, &h->os_build);
+	if ((o = raw_get(raw, SYSCTL)) != NULL && !not_run(o)) {
+		if (h->model == NULL)
+			h->model = parse_sysctl(o->data, "hw.model");
+		if (h->os_version == NULL)
+			h->os_version = parse_sysctl(o->data, "kern.osproductversion");
+		if (h->os_build == NULL)
+			h->os_build = parse_sysctl(o->data, "kern.osversion");
+	}
 	h->rdma_enabled = JC_UNKNOWN;
 	if ((o = raw_get(raw, "rdma_ctl-status.txt")) != NULL && !not_run(o)) {
 		h->rdma_enabled = parse_rdma_ctl(o->data);
@@ -286,7 +332,7 @@ parse_misc(struct jc_host *h, const struct jc_raw *raw)
 		platform_note(h, "rdma_ctl status not captured; RDMA enablement unknown");
 	}
 	for (size_t i = 0; i < JC_ARRAY_LEN(mgmt) && h->mgmt_ip == NULL; i++) {
-		char *file = xasprintf("ipconfig-getifaddr-%s.txt", mgmt[i]);
+		char *file = xasprintf(IPCONFIG, mgmt[i]);
 
 		if ((o = raw_get(raw, file)) != NULL && (h->mgmt_ip = parse_ipv4_line(o->data)))
 			h->mgmt_iface = xstrdup(mgmt[i]);
@@ -314,6 +360,31 @@ is_cable_iface(const struct jc_host *h, const char *name)
 		    strcmp(h->hwports[i].device, name) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * A probe that did not ask ipconfig (neither ipconfig-getifaddr file): the
+ * first IPv4 address ifconfig -a shows on en0, else on en1, which is what
+ * ipconfig getifaddr prints for them.
+ */
+static void
+mgmt_from_ifconfig(struct jc_host *h, const struct jc_raw *raw)
+{
+	for (size_t i = 0; i < JC_ARRAY_LEN(mgmt); i++) {
+		char *file = xasprintf(IPCONFIG, mgmt[i]);
+		bool asked = raw_get(raw, file) != NULL;
+
+		free(file);
+		if (asked)
+			return;
+	}
+	for (size_t i = 0; i < JC_ARRAY_LEN(mgmt) && h->mgmt_ip == NULL; i++)
+		for (size_t j = 0; j < h->nifaces; j++)
+			if (strcmp(h->ifaces[j].name, mgmt[i]) == 0 && h->ifaces[j].ninet > 0) {
+				h->mgmt_ip = xstrdup(h->ifaces[j].inet[0]);
+				h->mgmt_iface = xstrdup(mgmt[i]);
+				break;
+			}
 }
 
 /*
@@ -362,6 +433,7 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	    (rc = parse_ifaces(h, raw, err)) < 0 ||
 	    (rc = parse_rdma(h, raw, err)) < 0)
 		return rc;
+	mgmt_from_ifconfig(h, raw);
 	mgmt_fallback(h);
 	return 0;
 }

@@ -48,13 +48,23 @@ probe_state_name(enum probe_state st)
 
 /* the script */
 
+/*
+ * uname.txt and a command that is "uname -n" come from the one uname the
+ * script runs first (uname -sn): no process of their own.
+ */
+static bool
+from_uname(const struct jc_probe_cmd *c)
+{
+	return strcmp(c->name, "uname.txt") == 0 || strcmp(c->sh, "uname -n") == 0;
+}
+
 static void
 script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
 {
 	size_t k = 0;
 
 	for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++) {
-		if (strcmp(c->name, "uname.txt") == 0)
+		if (from_uname(c))
 			continue;
 		buf_printf(b, "jc_%zu_%zu() {\n%s\n}\n", pi, k, c->sh);
 	}
@@ -72,18 +82,21 @@ probe_script(double command_timeout)
 	buf_printf(&b, "jc_to=%ld\n", to);
 	/*
 	 * The commands of a host run at once, each into its own file of a
-	 * private temporary folder; when each ends it prints "T D NAME" (for
-	 * the timing log); then the files are printed in order, framed with
-	 * their exit statuses. Without a temporary folder they run one after
-	 * the other, straight into the frames (jc_run).
+	 * private temporary folder, framed there by its own subshell with its
+	 * exit status; when each ends it prints "T D NAME" (for the timing log);
+	 * then one cat prints every file in order. Without a temporary folder
+	 * they run one after the other, straight into the frames (jc_run).
 	 *
 	 * jc_kill PID: SIGTERM to PID and everything below it, all listed
 	 * first (a command that forked must not keep an output open, nor go
-	 * on once its children are gone). jc_watch PIDS: a watchdog that
-	 * kills them after jc_to seconds; jc_unwatch stops it. jc_start NAME
-	 * FUNCTION: start FUNCTION into $jc_d/NAME (pid in $!). jc_frame NAME
-	 * STATUS: print its frame, once every command has ended (so that no D
-	 * line falls inside a frame).
+	 * on once its children are gone). jc_kids PID: jc_kill on each child
+	 * of PID (what a framing subshell runs; it survives to write the
+	 * status). jc_watch KILL PIDS: a watchdog that runs KILL on each of
+	 * PIDS after jc_to seconds; jc_unwatch stops it however early (SIGKILL:
+	 * a TERM could come before a new subshell is ready to take it, and
+	 * leave a watchdog behind that the script would wait for) and its
+	 * sleep (whose pid it left in the temporary folder). jc_start NAME
+	 * FUNCTION: start FUNCTION into $jc_d/NAME, framed (pid in $!).
 	 */
 	buf_puts(&b,
 	    "jc_d=$(mktemp -d \"${TMPDIR:-/tmp}/jc-probe.XXXXXX\" 2>/dev/null) || jc_d=\n"
@@ -99,66 +112,75 @@ probe_script(double command_timeout)
 	    "jc_kill() {\n"
 	    "\tkill -TERM $(jc_tree \"$1\") 2>/dev/null\n"
 	    "}\n"
+	    "jc_kids() {\n"
+	    "\tfor jc_k in $(pgrep -P \"$1\" 2>/dev/null); do jc_kill \"$jc_k\"; done\n"
+	    "}\n"
 	    "jc_watch() {\n"
-	    "\t( trap 'kill $jc_sp 2>/dev/null; exit 0' TERM\n"
-	    "\t  sleep \"$jc_to\" </dev/null >/dev/null 2>&1 & jc_sp=$!\n"
-	    "\t  wait $jc_sp && { echo \"timed out after $jc_to s\" >&2;"
-	    " for jc_q in $1; do jc_kill $jc_q; done; } ) </dev/null >/dev/null 3>&- &\n"
+	    "\t( sleep \"$jc_to\" </dev/null >/dev/null 2>&1 &\n"
+	    "\t  [ -z \"$jc_d\" ] || echo $! >\"$jc_d/.watch\"\n"
+	    "\t  wait $! && { echo \"timed out after $jc_to s\" >&2;"
+	    " for jc_q in $2; do $1 $jc_q; done; } ) </dev/null >/dev/null 3>&- &\n"
 	    "\tjc_w=$!\n"
 	    "}\n"
 	    "jc_unwatch() {\n"
-	    "\tkill $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
+	    "\t[ -n \"$jc_d\" ] && read -r jc_x 2>/dev/null <\"$jc_d/.watch\" &&"
+	    " kill $jc_x 2>/dev/null\n"
+	    "\tkill -KILL $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
 	    "}\n"
 	    "jc_start() {\n"
-	    "\t( \"$2\" </dev/null >\"$jc_d/$1\" 3>&-; jc_s=$?;"
-	    " printf '%s D %s\\n' \"$T\" \"$1\" >&3; exit $jc_s ) &\n"
-	    "}\n"
-	    "jc_frame() {\n"
-	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
-	    "\tcat \"$jc_d/$1\" 2>/dev/null\n"
-	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$2\"\n"
+	    "\t( printf '%s B %s\\n' \"$T\" \"$1\"; ( \"$2\" ) </dev/null 3>&-; jc_s=$?\n"
+	    "\t  printf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
+	    "\t  printf '%s D %s\\n' \"$T\" \"$1\" >&3 ) >\"$jc_d/$1\" &\n"
 	    "}\n"
 	    "jc_run() {\n"
 	    "\tprintf '%s B %s\\n' \"$T\" \"$1\"\n"
 	    "\t\"$2\" </dev/null 3>&- &\n"
 	    "\tjc_p=$!\n"
-	    "\tjc_watch $jc_p\n"
+	    "\tjc_watch jc_kill $jc_p\n"
 	    "\twait $jc_p; jc_s=$?\n"
 	    "\tjc_unwatch\n"
 	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
 	    "}\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
 		script_platform(&b, probe_platforms[i], i);
+	/* one uname for the system's name and the host name */
 	buf_puts(&b,
-	    "jc_u=$(uname -s </dev/null 2>/dev/null); jc_s=$?\n"
-	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$jc_u\" \"$T\" \"$jc_s\"\n"
-	    "case $jc_u in\n");
+	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
+	    "set -f; set -- $jc_u; set +f\n"
+	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
+	    "case $1 in\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++) {
 		const struct jc_platform_ops *p = probe_platforms[i];
 		const struct jc_probe_cmd *c;
 		size_t k;
 
-		buf_printf(&b, "%s)\n\tif [ -n \"$jc_d\" ]; then\n", p->uname);
+		buf_printf(&b, "%s)\n", p->uname);
+		for (c = p->cmds; c->name != NULL; c++)
+			if (from_uname(c) && strcmp(c->name, "uname.txt") != 0)
+				buf_printf(&b, "\tprintf '%%s B %s\\n%%s\\n\\n%%s E %s %%d\\n'"
+				    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
+		buf_puts(&b, "\tif [ -n \"$jc_d\" ]; then\n");
 		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (strcmp(c->name, "uname.txt") != 0)
+			if (!from_uname(c))
 				buf_printf(&b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
 				    i, k, k);
-		buf_puts(&b, "\t\tjc_watch \"");
+		buf_puts(&b, "\t\tjc_watch jc_kids \"");
 		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (strcmp(c->name, "uname.txt") != 0)
+			if (!from_uname(c))
 				buf_printf(&b, " $jc_p%zu", k);
 		buf_puts(&b, "\"\n");
 		/* every D line before the first frame: wait for all, then print */
+		buf_puts(&b, "\t\twait");
 		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (strcmp(c->name, "uname.txt") != 0)
-				buf_printf(&b, "\t\twait $jc_p%zu; jc_s%zu=$?\n", k, k);
-		buf_puts(&b, "\t\tjc_unwatch\n");
+			if (!from_uname(c))
+				buf_printf(&b, " $jc_p%zu", k);
+		buf_puts(&b, "\n\t\tjc_unwatch\n\t\tcat");
+		for (c = p->cmds; c->name != NULL; c++)
+			if (!from_uname(c))
+				buf_printf(&b, " \"$jc_d/%s\"", c->name);
+		buf_puts(&b, "\n\telse\n");
 		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (strcmp(c->name, "uname.txt") != 0)
-				buf_printf(&b, "\t\tjc_frame %s $jc_s%zu\n", c->name, k);
-		buf_puts(&b, "\telse\n");
-		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (strcmp(c->name, "uname.txt") != 0)
+			if (!from_uname(c))
 				buf_printf(&b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, i, k);
 		buf_puts(&b, "\tfi\n\t;;\n");
 	}

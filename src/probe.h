@@ -2,9 +2,11 @@
 /*
  * Discovery: probe every host at once (one thread per host, at most
  * PROBE_MAX_THREADS at a time), each in one round trip: connect over SSH and
- * run one /bin/sh script that prints `uname -s` and then runs every command
- * of that system's platform backend at once (one after the other when the
- * host has no writable temporary folder), printing each output framed by
+ * run one /bin/sh script that runs `uname -sn` (the system, framed as
+ * uname.txt, and the host name, for a backend's "uname -n" command) and then
+ * every other command of that system's platform backend at once (one after
+ * the other when the host has no writable temporary folder; else one cat
+ * prints all their outputs: no other program runs), each output framed by
  * markers carrying a random per-run token (sent on the script's standard
  * input, so it never appears in a command line) and its exit status. The outputs become a
  * struct jc_raw, the raw a struct jc_host. A saved bundle replays instead.
@@ -73,7 +75,7 @@ int probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *
 
 /*
  * The remote script: reads the token from its standard input, prints the
- * framed outputs of uname -s and of the commands of every known platform
+ * framed outputs of uname -sn and of the commands of every known platform
  * (chosen by uname -s at run time), preceded by a "TOKEN D NAME" line as
  * each command ends when they run at once. command_timeout bounds the
  * commands (each still running after that many seconds is killed with its

@@ -34,6 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(b);
 		free(parse_ipv4_line(s));
 		free(parse_word_line(s));
+		free(parse_sysctl(s, "hw.model"));
 		(void)parse_rdma_ctl(s);
 		(void)parse_netmask(s);
 	}

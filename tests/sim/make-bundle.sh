@@ -11,7 +11,9 @@
 # command, as `cmd 2>&1` gives), OUTDIR/manifest.json
 #   {"version": 1, "hosts": [{"name": H, "outputs": {"FILE": {"status": EXIT}}}]}
 # in host order, and OUTDIR/topology.json (the true cabling). Linux hosts of
-# a topology are not part of a bundle (it describes Macs only).
+# a topology are not part of a bundle (it describes Macs only). The commands
+# are those of the probe that made the example bundles (data/examples);
+# KC_BUNDLE_CMDS (below) names others.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { echo "usage: make-bundle.sh TOPOLOGY OUTDIR" >&2; exit 2; }
@@ -40,6 +42,11 @@ sw_vers.txt	sw_vers
 rdma_ctl-status.txt	rdma_ctl status
 sudo-n-true.txt	sudo -n true
 sysctl-hw.model.txt	sysctl -n hw.model'
+# KC_BUNDLE_CMDS=FILE: these commands instead (FILE<TAB>COMMAND lines, as
+# tests/parse/probe_cmds prints a backend's), e.g. today's probe's
+if [ -n "${KC_BUNDLE_CMDS:-}" ]; then
+	cmds=$(cat "$KC_BUNDLE_CMDS") || exit 1
+fi
 
 rm -rf "$out"
 mkdir -p "$out"

@@ -4,7 +4,9 @@
 # every host over ssh with the generated config, compare what the fake macOS
 # commands say with the topology file, send real traffic over cables (IPv4
 # and IPv6 link-local), unplug a cable, check the broken system_profiler
-# option and the offline mode, and check that teardown leaves nothing behind.
+# option and the offline mode, compare the fast path of the fake commands
+# with the python path (with KC_FAST=0: the python path alone), and check
+# that teardown leaves nothing behind.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
@@ -165,6 +167,77 @@ for c in "system_profiler SPThunderboltDataType -json" "networksetup -listallhar
 	off=$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-3" $c)
 	is "$off" "$live" "offline mode: $c as on the live host"
 done
+
+# The fast path (KC_FAST=1, the default: a fakemacd per host and a compiled
+# client as each command) and the python path say and do exactly the same:
+# output, error output, exit status and calls.log line, command by command.
+hd=$SIM_DIR/hosts/m3-ultra-2
+if [ "${KC_FAST:-1}" = 1 ]; then
+	pid=$(cat "$hd/fakemacd.pid" 2>/dev/null)
+	tr '\0' ' ' <"/proc/${pid:-0}/cmdline" 2>/dev/null | grep -qF "fakemacd.py $hd "
+	ok $? "fast path: m3-ultra-2 has its fakemacd running"
+	served=0
+else
+	[ ! -e "$hd/fakemacd.pid" ] && [ ! -e "$SIM_DIR/fakemac-client" ]
+	ok $? "KC_FAST=0: no fakemacd, no client"
+	served=1
+fi
+# a program started by the fake sudo is a child of a fakemacd worker on the
+# fast path (the worker served the command); on the python path the
+# interpreter execs it, so its parent is the caller
+sim_exec m3-ultra-2 sudo sh -c 'tr "\0" " " </proc/$PPID/cmdline' >"$t/ppid" 2>&1
+grep -qF fakemacd.py "$t/ppid"
+is "$?" "$served" "sudo's program: the parent expected on this path ($(cat "$t/ppid"))"
+: >"$t/paths"
+n=0
+while IFS= read -r c; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	sim_exec m3-ultra-2 $c >"$t/fast.out" 2>"$t/fast.err" </dev/null
+	fs=$?
+	fl=$(tail -n 1 "$hd/calls.log")
+	# shellcheck disable=SC2086
+	sim_exec m3-ultra-2 python3 -S "$FAKEMAC/fakemac.py" --simhost "$hd" $c \
+		>"$t/slow.out" 2>"$t/slow.err" </dev/null
+	ss=$?
+	sl=$(tail -n 1 "$hd/calls.log")
+	if cmp -s "$t/fast.out" "$t/slow.out" && cmp -s "$t/fast.err" "$t/slow.err" &&
+	    [ "$fs" = "$ss" ] && [ "$fl" = "$sl" ]; then
+		echo "same: $c" >>"$t/paths"
+	else
+		echo "DIFFERENT: $c (status $fs/$ss, log '$fl'/'$sl')" >>"$t/paths"
+	fi
+done <"$top_srcdir/tests/sim/fastpath-commands.txt"
+is "$(grep -c '^same: ' "$t/paths")" "$n" "fast and python paths: same output, errors, status and log line ($n commands)"
+grep -v '^same: ' "$t/paths" | while IFS= read -r l; do diag "$l"; done
+# the failure injection for sudo (tests/configure/sim-sudo.sh)
+echo 2 >"$hd/fail-sudo"
+rm -f "$hd/fail-sudo.count"
+sim_exec m3-ultra-2 sudo -n true && sim_exec m3-ultra-2 sudo -n ifconfig en6 up &&
+	! sim_exec m3-ultra-2 sudo -n ifconfig en6 up 2>"$t/fs.err" &&
+	sim_exec m3-ultra-2 sudo -n ifconfig en6 up
+ok $? "fail-sudo: the 2nd command through sudo fails, 'sudo true' is not counted"
+is "$(cat "$t/fs.err")" "sudo: simulated failure (fail-sudo)" "fail-sudo: its message"
+rm -f "$hd/fail-sudo" "$hd/fail-sudo.count"
+# FAKEMAC_OFFLINE in the caller's environment holds on this path too: en6
+# has 10.99.4.1 now (above), which the offline mode does not see
+sim_exec m3-ultra-2 ifconfig en6 | grep -q 'inet 10.99.4.1 '
+ok $? "en6 has its address on the live host"
+is "$(sim_exec m3-ultra-2 env FAKEMAC_OFFLINE=1 ifconfig en6)" \
+	"$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-2" ifconfig en6)" \
+	"FAKEMAC_OFFLINE=1 through the wrapper: the offline output (no address)"
+if [ "${KC_FAST:-1}" = 1 ]; then
+	# no daemon: the client runs the command the old way
+	pid=$(cat "$hd/fakemacd.pid")
+	kill "$pid"
+	k=0
+	while [ $k -lt 200 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.05
+		k=$((k + 1))
+	done
+	is "$(sim_exec m3-ultra-2 rdma_ctl status; echo "rc=$?")" "enabled
+rc=0" "fakemacd stopped: the commands still work (python path)"
+fi
 sim_down
 
 # --- broken system_profiler, RDMA off, sudo with a password -------------------
@@ -201,6 +274,10 @@ if [ $have_ping = 1 ]; then
 		sim_ssh lx1 'ip addr add 10.99.3.2/30 dev thunderbolt0' </dev/null &&
 		sim_exec lx1 ping -c 1 -W 5 10.99.3.1 >/dev/null
 	ok $? "mixed: traffic between the Mac and the Linux box"
+fi
+if [ "${KC_FAST:-1}" = 1 ]; then
+	[ -s "$SIM_DIR/hosts/mini1/fakemacd.pid" ] && [ ! -e "$SIM_DIR/hosts/lx1/fakemacd.pid" ]
+	ok $? "mixed: a fakemacd for the Mac, none for the Linux host"
 fi
 prefix=$SIM_PREFIX
 dir=$SIM_DIR

@@ -150,6 +150,27 @@ test_small(void)
 	free(b);
 	parse_sw_vers("nothing\n", &a, &b);
 	ok(a == NULL && b == NULL, "sw_vers garbage: unknown");
+	/* sysctl hw.model kern.osproductversion kern.osversion, as on macOS 26 */
+	{
+		static const char sc[] = "hw.model: Mac16,11\nkern.osproductversion: 26.2\n"
+		    "kern.osversion: 25C56\n";
+
+		a = parse_sysctl(sc, "hw.model");
+		is_str(a, "Mac16,11", "sysctl hw.model");
+		free(a);
+		a = parse_sysctl(sc, "kern.osproductversion");
+		is_str(a, "26.2", "sysctl kern.osproductversion");
+		free(a);
+		a = parse_sysctl(sc, "kern.osversion");
+		is_str(a, "25C56", "sysctl kern.osversion");
+		free(a);
+		a = parse_sysctl("kern.osversionx: 1\nkern.osversion = 25C56\n", "kern.osversion");
+		is_str(a, "25C56", "sysctl: the exact name, '=' form");
+		free(a);
+		ok(parse_sysctl("hw.model: two words\n", "hw.model") == NULL &&
+		    parse_sysctl("sysctl: unknown oid 'hw.model'\n", "hw.model") == NULL &&
+		    parse_sysctl("", "hw.model") == NULL, "sysctl: no plain value, unknown");
+	}
 	is_int(parse_rdma_ctl("enabled\n"), JC_YES, "rdma_ctl enabled");
 	is_int(parse_rdma_ctl("  Disabled "), JC_NO, "rdma_ctl Disabled with blanks");
 	is_int(parse_rdma_ctl("partially enabled"), JC_UNKNOWN, "rdma_ctl other: unknown");

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+# What a probe asks a Mac, and that asking less loses nothing.
+# 1. Offline: for several topologies, a bundle of the commands the example
+#    bundles were made with (uname, hostname, sysctl -n hw.model, sw_vers,
+#    ibv_devices, ipconfig getifaddr en0/en1, ...) and a bundle of today's
+#    probe commands (tests/parse/probe_cmds macos), both from the fake macOS
+#    commands, give the same inventory, DOT and hostfile.
+# 2. Live: on a simulated cluster, a probe runs on every Mac exactly the
+#    commands listed here, each once (the fake commands' calls.log), and
+#    every host's frames are there.
+. "$top_srcdir/tests/lib/tap.sh"
+cmds=${top_builddir:-.}/tests/parse/probe_cmds
+mb=$top_srcdir/tests/sim/make-bundle.sh
+command -v python3 >/dev/null 2>&1 || skip_all "python3 missing"
+
+"$cmds" macos >"$t/cmds.tsv"
+for topo in mini-ring4 studio-mesh4 rdma-disabled sudo-password mbp-pair dock-peer missing-cable; do
+	sh "$mb" "$topo" "$t/old" >/dev/null 2>&1 &&
+	    KC_BUNDLE_CMDS=$t/cmds.tsv sh "$mb" "$topo" "$t/new" >/dev/null 2>&1
+	ok $? "$topo: bundles of the old and of today's commands"
+	# the new bundle holds today's command set, not the old one
+	[ -f "$t/new/$(ls "$t/new" | grep -v json | head -1)/sysctl.txt" ] &&
+	    ! ls "$t"/new/*/ibv_devices.txt "$t"/new/*/ipconfig-getifaddr-en0.txt \
+	    "$t"/new/*/sw_vers.txt >/dev/null 2>&1
+	ok $? "$topo: today's bundle has sysctl.txt and no ibv_devices, ipconfig or sw_vers"
+	for mode in "probe --json" "--dot" "--backend ring"; do
+		# shellcheck disable=SC2086
+		"$JACCL_CONFIG" $mode --from "$t/old" </dev/null >"$t/o.out" 2>"$t/o.err"
+		ro=$?
+		# shellcheck disable=SC2086
+		"$JACCL_CONFIG" $mode --from "$t/new" </dev/null >"$t/n.out" 2>"$t/n.err"
+		rn=$?
+		cmp -s "$t/o.out" "$t/n.out" && cmp -s "$t/o.err" "$t/n.err" && [ "$ro" = "$rn" ]
+		ok $? "$topo: $mode: the same from both (exit $ro)"
+		cmp -s "$t/o.out" "$t/n.out" || diag "$(diff "$t/o.out" "$t/n.out" | head -10)"
+		cmp -s "$t/o.err" "$t/n.err" || diag "$(diff "$t/o.err" "$t/n.err" | head -10)"
+	done
+	# make-bundle puts host i at 192.168.1.(10+i) on en0
+	"$JACCL_CONFIG" probe --json --from "$t/new" 2>/dev/null | grep -q '"mgmt_ip": "192.168.1.10"'
+	ok $? "$topo: the management address is known without ipconfig"
+	rm -rf "$t/old" "$t/new"
+done
+
+# live
+. "$top_srcdir/tests/lib/sim.sh"
+if [ "$(id -u)" -ne 0 ] || ! unshare -n true 2>/dev/null || [ ! -x /usr/sbin/sshd ]; then
+	skip "live part: needs root, network namespaces and sshd"
+	done_testing
+	exit
+fi
+sim_up mini-ring4 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
+for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+"$JACCL_CONFIG" probe --json --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" --save "$t/b" \
+    >"$t/inv.json" 2>"$t/err"
+is "$?" 0 "probe of 4 Macs: exit 0"
+cat >"$t/want" <<'EOF'
+rc=0 sudo=0 ibv_devinfo
+rc=0 sudo=0 ifconfig -a
+rc=0 sudo=0 networksetup -listallhardwareports
+rc=0 sudo=0 rdma_ctl status
+rc=0 sudo=0 sysctl hw.model kern.osproductversion kern.osversion
+rc=0 sudo=0 system_profiler SPThunderboltDataType -json
+rc=0 sudo=0 uname -sn
+rc=exec sudo=0 sudo -n true
+EOF
+for h in $(sim_hosts | tr , ' '); do
+	sort "$(sim_calls "$h")" >"$t/got"
+	cmp -s "$t/got" "$t/want"
+	ok $? "$h: the 8 commands of the probe, each once"
+	cmp -s "$t/got" "$t/want" || diag "$(diff "$t/want" "$t/got")"
+	is "$(ls "$t/b/$h" | tr '\n' ' ')" \
+	    "hostname.txt ibv_devinfo.txt ifconfig.txt networksetup-listallhardwareports.txt rdma_ctl-status.txt sudo-n-true.txt sysctl.txt system_profiler-SPThunderboltDataType.json uname.txt " \
+	    "$h: every output saved"
+	is "$(cat "$t/b/$h/uname.txt" "$t/b/$h/hostname.txt" | tr '\n' ' ')" "Darwin $h " \
+	    "$h: uname.txt and hostname.txt from the one uname -sn"
+done
+python3 "$top_srcdir/tests/probe/cables.py" "$t/inv.json" "$(sim_cluster_json)" >"$t/cmp" 2>&1
+ok $? "the cables found are the topology's cables"
+diag "$(cat "$t/cmp")"
+done_testing
