@@ -5,7 +5,9 @@
 # no error and no warning, and once installed the example bundles, the man
 # page and the bash completion are where the system looks for them:
 # `jaccl-config --from /usr/share/jaccl-config/examples/studio-mesh4 --dot`
-# prints the expected cabling (tests/configure/expected/studio-mesh4.dot)
+# prints what the build tree's jaccl-config prints for the bundle of the
+# source tree (whose DOT the live comparison with mlx.distributed_config
+# judges, tests/mlx)
 # and `man -w jaccl-config` finds the page. The package is purged again
 # whatever happens.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
@@ -76,8 +78,9 @@ ok $r "the package installs"
 
 /usr/bin/jaccl-config --from /usr/share/jaccl-config/examples/studio-mesh4 --dot >"$t/dot" 2>"$t/err"
 ok $? "the installed jaccl-config replays the installed example bundle"
-cmp -s "$t/dot" "$top_srcdir/tests/configure/expected/studio-mesh4.dot"
-ok $? "... and prints the expected cabling"
+"$JACCL_CONFIG" --from "$top_srcdir/data/examples/studio-mesh4" --dot >"$t/want.dot" 2>/dev/null
+[ -s "$t/want.dot" ] && cmp -s "$t/dot" "$t/want.dot"
+ok $? "... and prints the cabling the build tree prints for the source bundle"
 is "$(man -w jaccl-config 2>&1)" "/usr/share/man/man1/jaccl-config.1.gz" "man -w jaccl-config finds the page"
 f=/usr/share/bash-completion/completions/jaccl-config
 got=$(bash -c '. "$1"; COMP_WORDS=(jaccl-config --backend j); COMP_CWORD=2; _jaccl_config; echo "${COMPREPLY[*]}"' sh "$f" 2>&1)
