@@ -5,14 +5,9 @@
 # with the expected status and the exit status 1; the configured cluster
 # passes every check that a bundle can answer (exit 0); the coordinator
 # check is "unknown" when replaying. Then the hostfile checks, the
-# expected-cabling diff (moved, removed, downgraded), the human output and
-# the file configure --save-cabling writes (its nested form) reads the same
-"$JACCL_CONFIG" --from "$dir/bundles/configured" --save-cabling "$t/cab.json" --dot >/dev/null 2>&1
-is "$?" 0 "configure --save-cabling: written"
-run "configure's file, cabling as saved" 0 "$u2" --from "$dir/bundles/configured" --expect "$t/cab.json"
-run "configure's file, cable moved" 1 "$u2 expected-cabling=error studio-port=warning" --from "$dir/bundles/moved" --expect "$t/cab.json"
-
-# bad --expect files.
+# expected-cabling diff (moved, removed, downgraded), the human output, the file
+# configure --save-cabling writes (its nested form) read the same, and bad
+# --expect files.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 dir="$top_srcdir/tests/doctor"
 ex="$top_srcdir/data/examples"
