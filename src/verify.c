@@ -559,8 +559,10 @@ verify_print(FILE *fp, json_t *rep)
 				if (r == c || s == NULL)
 					fprintf(fp, " %*s", w, "-");
 				else if (strcmp(s, "ok") == 0 || strcmp(s, "slow") == 0)
-					fprintf(fp, " %*.1f%s", strcmp(s, "slow") == 0 ? w - 1 : w,
-					    cell[r * n + c], strcmp(s, "slow") == 0 ? "!" : "");
+					/* two decimals below 10 Gb/s: a slow cable's figure stays readable */
+					fprintf(fp, " %*.*f%s", strcmp(s, "slow") == 0 ? w - 1 : w,
+					    cell[r * n + c] < 10 ? 2 : 1, cell[r * n + c],
+					    strcmp(s, "slow") == 0 ? "!" : "");
 				else
 					fprintf(fp, " %*s", w, s);
 			}
