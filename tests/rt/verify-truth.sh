@@ -6,7 +6,11 @@
 # (-R) in the same test; verify-rank must report it within 20% of iperf3 in
 # each direction, every other cable faster, and the all-links figure the
 # shaped cable's rate times the connections it paces; --min-bw between the
-# shaped cable and the others fails that cable alone. Needs root.
+# shaped cable and the others fails that cable alone. Latency is held to
+# ping's round trip on the same cable within a factor (this kernel has no
+# netem to add a known delay). The largest all-reduce cannot beat the
+# shaped cable (in a mesh of 3 it carries 2/3 of the data each way), and
+# algbw, busbw and the average follow from the times. Needs root.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 RT_PREFIX="rt$$t"
@@ -27,7 +31,7 @@ PORT=32323
 run_ranks() { # run_ranks ARGS...: ranks 0..2 with only the mlx.launch environment
 	local r
 	for r in 0 1 2; do
-		rt_exec "$r" env -i PATH="$PATH" JACCL_VERIFY_MB=64 JACCL_VERIFY_MAX_MB=1 \
+		rt_exec "$r" env -i PATH="$PATH" JACCL_VERIFY_MB=64 JACCL_VERIFY_MAX_MB=4 \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
 		    MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT" \
 		    timeout 120 "$JACCL_CONFIG" verify-rank --fabric tcp --timeout 10 "$@" \
@@ -47,6 +51,11 @@ for r in 0 1; do
 done
 rt_exec 0 tc qdisc show dev en2 | grep -q 'tbf.*rate 300Mbit'
 ok $? "cable 0-1 shaped to 300 Mbit/s both ways" || exit 1
+# ping's round trip on cable 1-2 (en3 at both ends, 10.234.1.9 -- .10), the
+# median of 20
+rtt=$(rt_exec 1 ping -n -c 20 -i 0.05 10.234.1.10 | sed -n 's/.*time=\([0-9.]*\) ms/\1/p' |
+    sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+[ -n "$rtt" ]; ok $? "ping measured cable 1-2: round trip ${rtt:-?} ms"
 
 # iperf3 on the shaped cable, rank 0 to rank 1 and back (-R)
 rt_exec 1 iperf3 -s -B 10.234.1.2 -p 5201 >"$t/iperf-srv" 2>&1 &
@@ -107,6 +116,35 @@ print("# all links at once: %.0f b/s, the shaped cable paces 6 x %.0f = %.0f" % 
 assert a["status"] == "ok" and abs(a["Gbps"] * 1e9 / want - 1) <= 0.25, (a, want)
 PY
 ok $? "all links at once: six times the shaped cable's rate, within 25%"
+python3 - "$t/out0" "$rtt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+one_way = float(sys.argv[2]) / 2 * 1000    # microseconds
+d = {(l["a"], l["b"]): l["latency_us"] for l in r["links"]}[(1, 2)]
+print("# latency of cable 1-2: median %.1f us, p99 %.1f us; ping: %.1f us one way" % (d["median"], d["p99"], one_way))
+# the same order of magnitude as ping (a wide band: ping sleeps between
+# echoes and wakes up for each, the ping-pong spins on its socket)
+assert one_way / 20 <= d["median"] <= 20 * one_way, (d, one_way)
+assert all(l["latency_us"]["p99"] >= l["latency_us"]["median"] > 0 for l in r["links"]), r["links"]
+PY
+ok $? "latency: cable 1-2's median within a factor 20 of ping's one way, p99 above the median"
+python3 - "$t/out0" "$fwd" "$rev" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+slow = min(float(sys.argv[2]), float(sys.argv[3])) / 8 / 1e9   # GB/s
+a = r["allreduce"]
+rows = a["rows"]
+for x in rows:
+    alg = x["size"] / (x["time_us"] / 1e6) / 1e9
+    assert abs(x["algbw"] / alg - 1) < 1e-6 and abs(x["busbw"] / (alg * 4 / 3) - 1) < 1e-6, x
+fl = [x["busbw"] for x in rows if x["type"] == "float"]
+assert abs(a["avg_busbw"] - sum(fl) / len(fl)) < 1e-9 * max(1, a["avg_busbw"]), a["avg_busbw"]
+big = max((x for x in rows if x["type"] == "float"), key=lambda x: x["size"])
+# the shaped cable carries 2/3 of the data each way: algbw <= 1.5 x its rate
+print("# all-reduce of %d bytes: algbw %.4f GB/s, the shaped cable allows %.4f" % (big["size"], big["algbw"], 1.5 * slow))
+assert 0.3 * 1.5 * slow < big["algbw"] <= 1.25 * 1.5 * slow, (big, slow)
+PY
+ok $? "all-reduce: the largest bounded by the shaped cable, algbw and busbw from the times, the average from the rows"
 
 # a floor between the shaped cable and the others: that cable alone is slow
 floor=$(python3 -c 'import sys; print("%.0fMb/s" % (2 * max(float(sys.argv[1]), float(sys.argv[2])) / 1e6))' "$fwd" "$rev")
