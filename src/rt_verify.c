@@ -782,14 +782,19 @@ rt_verify_print(FILE *fp, json_t *rep)
 		    json_string_value(json_object_get(l, "device_a")),
 		    (long long)json_integer_value(json_object_get(l, "b")),
 		    json_string_value(json_object_get(l, "device_b")));
-		if (json_object_get(l, "a_to_b"))
-			fprintf(fp, "%9.2f %7.1f %9.2f %7.1f %9.1f %9.1f  %s\n",
-			    num(l, "a_to_b", "GBps"), num(l, "a_to_b", "Gbps"),
-			    num(l, "b_to_a", "GBps"), num(l, "b_to_a", "Gbps"),
+		if (json_object_get(l, "a_to_b")) {
+			double ab = num(l, "a_to_b", "GBps"), abg = num(l, "a_to_b", "Gbps");
+			double ba = num(l, "b_to_a", "GBps"), bag = num(l, "b_to_a", "Gbps");
+
+			/* a slow link keeps its significant digits */
+			fprintf(fp, "%9.*f %7.*f %9.*f %7.*f %9.1f %9.1f  %s\n",
+			    ab < 1 ? 3 : 2, ab, abg < 10 ? 2 : 1, abg,
+			    ba < 1 ? 3 : 2, ba, bag < 10 ? 2 : 1, bag,
 			    num(l, "latency_us", "median"), num(l, "latency_us", "p99"), st);
-		else
+		} else {
 			fprintf(fp, "%9s %7s %9s %7s %9s %9s  %s\n", "-", "-", "-", "-",
 			    "-", "-", st);
+		}
 	}
 	a = json_object_get(rep, "all_links");
 	fprintf(fp, "#\n# All links at once: ");

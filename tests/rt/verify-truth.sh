@@ -4,8 +4,8 @@
 # network namespaces joined by veth cables, one cable shaped by tc (tbf) to
 # a known rate in both directions. iperf3 measures that cable both ways
 # (-R) in the same test; verify-rank must report it within 20% of iperf3 in
-# each direction, every other cable faster, and the all-links figure the
-# shaped cable's rate times the connections it paces; --min-bw between the
+# each direction, every other cable faster, and the all-links figure at most
+# the shaped cable's rate times the connections it paces; --min-bw between the
 # shaped cable and the others fails that cable alone. Latency is held to
 # ping's round trip on the same cable within a factor (this kernel has no
 # netem to add a known delay). The largest all-reduce cannot beat the
@@ -24,14 +24,15 @@ ip netns del "$RT_PREFIX-probe"
 srv=""
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rt_down; rm -rf "$t"' EXIT
 
-# well below what veth moves on a busy machine: both tools measure the shaper
-RATE=300mbit
+# well below what veth moves on a busy machine, even under ASan: both tools
+# measure the shaper
+RATE=100mbit
 PORT=32323
 
 run_ranks() { # run_ranks ARGS...: ranks 0..2 with only the mlx.launch environment
 	local r
 	for r in 0 1 2; do
-		rt_exec "$r" env -i PATH="$PATH" JACCL_VERIFY_MB=64 JACCL_VERIFY_MAX_MB=4 \
+		rt_exec "$r" env -i PATH="$PATH" JACCL_VERIFY_MB=32 JACCL_VERIFY_MAX_MB=4 \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
 		    MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT" \
 		    timeout 120 "$JACCL_CONFIG" verify-rank --fabric tcp --timeout 10 "$@" \
@@ -49,8 +50,8 @@ rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
 for r in 0 1; do
 	rt_exec "$r" tc qdisc add dev en2 root tbf rate "$RATE" burst 128kb latency 100ms
 done
-rt_exec 0 tc qdisc show dev en2 | grep -q 'tbf.*rate 300Mbit'
-ok $? "cable 0-1 shaped to 300 Mbit/s both ways" || exit 1
+rt_exec 0 tc qdisc show dev en2 | grep -q 'tbf.*rate 100Mbit'
+ok $? "cable 0-1 shaped to 100 Mbit/s both ways" || exit 1
 # ping's round trip on cable 1-2 (en3 at both ends, 10.234.1.9 -- .10), the
 # median of 20
 rtt=$(rt_exec 1 ping -n -c 20 -i 0.05 10.234.1.10 | sed -n 's/.*time=\([0-9.]*\) ms/\1/p' |
@@ -110,12 +111,13 @@ r = json.load(open(sys.argv[1]))
 slow = min(float(sys.argv[2]), float(sys.argv[3]))
 a = r["all_links"]
 # every connection moves the same bytes in lock-step rounds: the shaped
-# cable paces the 6 (3 cables x 2 directions)
+# cable paces the 6 (3 cables x 2 directions), a busy machine may not keep
+# the others up with it (half of it is the floor)
 want = 6 * slow
 print("# all links at once: %.0f b/s, the shaped cable paces 6 x %.0f = %.0f" % (a["Gbps"] * 1e9, slow, want))
-assert a["status"] == "ok" and abs(a["Gbps"] * 1e9 / want - 1) <= 0.25, (a, want)
+assert a["status"] == "ok" and 0.5 <= a["Gbps"] * 1e9 / want <= 1.25, (a, want)
 PY
-ok $? "all links at once: six times the shaped cable's rate, within 25%"
+ok $? "all links at once: at most six times the shaped cable's rate (+25%), at least half of it"
 python3 - "$t/out0" "$rtt" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
