@@ -565,6 +565,9 @@ rank_thread(void *arg)
 	k->res.seconds = jc_now() - t0;
 	failed = !(k->res.state == LAUNCH_EXITED && k->res.status == 0) &&
 	    k->res.state != LAUNCH_STOPPED;
+	if (l->o->rank0_reports && k->r != 0 && k->res.state == LAUNCH_EXITED &&
+	    k->res.status == 1)
+		failed = false;
 	pthread_mutex_lock(&l->mu);
 	if (failed && !l->stopping) {
 		l->first_failed = (long)k->r;

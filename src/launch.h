@@ -64,6 +64,13 @@ struct launch_opts {
 	volatile sig_atomic_t *interrupted;	/* polled every 50 ms (may be NULL) */
 	bool keep_stdin;	/* else the ranks' standard input is closed at once */
 	/*
+	 * A rank other than 0 that exits with status 1 does not stop the
+	 * others (verify: that is its verdict, and rank 0 still has the
+	 * report to print); rank 0's end, any other failure, the bound and an
+	 * interrupt still do.
+	 */
+	bool rank0_reports;
+	/*
 	 * Output of rank r, called from the rank's thread but never two at a
 	 * time. line: one whole line of fd 1 or 2 (the last piece of a stream
 	 * may lack its newline). raw, when set, receives fd 1 as it arrives

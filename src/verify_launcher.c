@@ -478,6 +478,8 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	lo.line = line_cb;
 	lo.raw = V.relay ? raw_cb : NULL;
 	lo.keep_stdin = V.relay;
+	/* a rank's exit 1 is its verdict: rank 0 prints the report before it ends */
+	lo.rank0_reports = true;
 	lo.ended = ended_cb;
 	lo.arg = &V;
 	rc = launch_prepare(hf, &lo, &V.l, &warn, err);

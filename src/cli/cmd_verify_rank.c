@@ -4,10 +4,15 @@
  * as a JACCL job is (the environment mlx.launch sets). It builds the group
  * over the chosen fabric and side channel, runs the measurements, and rank
  * 0 prints the report (human or --json); every rank exits non-zero when a
- * link is down or slow or a result is wrong.
+ * link is down or slow or a result is wrong. JACCL_VERIFY_TRACE=FILE (a
+ * test hook) appends each rank's events to FILE: "rank R: started", "up"
+ * (group connected), "link K A-B start/stream/done/failed", "all links
+ * start", "allreduce start", "finished".
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,10 +50,14 @@ cmd_verify_rank(struct jc_opts *o)
 		return cli_usage_error(o->cmd, "argument --min-bw: invalid rate: '%s' "
 		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
 	vo.side_channel = o->side_channel ? o->side_channel : "tcp";
+	if (getenv("JACCL_VERIFY_TRACE") != NULL && *getenv("JACCL_VERIFY_TRACE") != '\0')
+		vo.trace_fd = open(getenv("JACCL_VERIFY_TRACE"),
+		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	rt_sc_tcp_log = log_attempt;
 	if (rt_config_from_env(&c, &err) < 0)
 		goto fail;
 	snprintf(who, sizeof(who), "rank %d", c.rank);
+	rt_verify_event(&vo, c.rank, "started");
 	if (rt_config_select(&c, rt_sc_needs_coordinator(o->side_channel), &kind,
 	    &wires, &err) < 0)
 		goto fail;
@@ -85,6 +94,7 @@ cmd_verify_rank(struct jc_opts *o)
 	if (rt_group_open(&g, &c, kind, wires, fab, sc, timeout, &err) < 0)
 		goto fail;
 	jc_info(who, "group connected");
+	rt_verify_event(&vo, c.rank, "up");
 	if (rt_verify_run(g, &c, &vo, &rep, &err) < 0)
 		goto fail;
 	rc = json_is_true(json_object_get(rep, "ok")) ? JC_EXIT_OK : JC_EXIT_FAIL;	/* verify reads 1 */
@@ -99,6 +109,7 @@ cmd_verify_rank(struct jc_opts *o)
 	} else if (jc_verbosity > 0) {
 		rt_verify_print(stderr, rep);
 	}
+	rt_verify_event(&vo, c.rank, "finished");
 	goto out;
 fail:
 	jc_error(who, "%s", err.msg);
@@ -107,5 +118,7 @@ out:
 	rt_group_close(g);
 	rt_sc_close(sc);
 	rt_config_clear(&c);
+	if (vo.trace_fd >= 0)
+		close(vo.trace_fd);
 	return rc;
 }

@@ -52,14 +52,19 @@ rt_print_links(FILE *fp, json_t *links)
 
 		fprintf(fp, "  %4lld %-12s %4lld %-12s ", inum(l, "a"), str(l, "device_a"),
 		    inum(l, "b"), str(l, "device_b"));
-		if (json_object_get(l, "a_to_b"))
-			fprintf(fp, "%9.2f %7.1f %9.2f %7.1f %9.1f %9.1f  %s\n",
-			    num(l, "a_to_b", "GBps"), num(l, "a_to_b", "Gbps"),
-			    num(l, "b_to_a", "GBps"), num(l, "b_to_a", "Gbps"),
+		if (json_object_get(l, "a_to_b")) {
+			double ab = num(l, "a_to_b", "GBps"), abg = num(l, "a_to_b", "Gbps");
+			double ba = num(l, "b_to_a", "GBps"), bag = num(l, "b_to_a", "Gbps");
+
+			/* a slow link keeps its significant digits */
+			fprintf(fp, "%9.*f %7.*f %9.*f %7.*f %9.1f %9.1f  %s\n",
+			    ab < 1 ? 3 : 2, ab, abg < 10 ? 2 : 1, abg,
+			    ba < 1 ? 3 : 2, ba, bag < 10 ? 2 : 1, bag,
 			    num(l, "latency_us", "median"), num(l, "latency_us", "p99"), st);
-		else
+		} else {
 			fprintf(fp, "%9s %7s %9s %7s %9s %9s  %s\n", "-", "-", "-", "-",
 			    "-", "-", st);
+		}
 	}
 }
 
@@ -167,8 +172,10 @@ print_matrix(FILE *fp, json_t *hosts, json_t *links)
 			if (r == c || s == NULL)
 				fprintf(fp, " %*s", w, "-");
 			else if (strcmp(s, "ok") == 0 || strcmp(s, "slow") == 0)
-				fprintf(fp, " %*.1f%s", strcmp(s, "slow") == 0 ? w - 1 : w,
-				    cell[r * n + c], strcmp(s, "slow") == 0 ? "!" : "");
+				/* two decimals below 10 Gb/s: a slow cable's figure stays readable */
+				fprintf(fp, " %*.*f%s", strcmp(s, "slow") == 0 ? w - 1 : w,
+				    cell[r * n + c] < 10 ? 2 : 1, cell[r * n + c],
+				    strcmp(s, "slow") == 0 ? "!" : "");
 			else
 				fprintf(fp, " %*s", w, s);
 		}

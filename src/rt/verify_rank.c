@@ -5,8 +5,12 @@
  * bytes for latency, then a stream of 4 MiB messages each way, bounded in
  * bytes and seconds (the last message carries a flag so the receiver
  * knows). Then every cable at once, then an all-reduce sweep whose result
- * is checked against the sum of (rank + 1), as JACCL's allreduce_bench
- * does, with nccl-tests' algbw and busbw = algbw * 2(n - 1) / n. Each
+ * is checked element by element, with nccl-tests' algbw and busbw =
+ * algbw * 2(n - 1) / n. Each rank contributes (rank + 1) * h(i) at element
+ * i, h a scramble of i in 1..1021, so a chunk that lands at the wrong
+ * place or comes from the wrong rank changes the sum; the first wrong
+ * element is reported, and so is a rank whose own contribution was not
+ * what it should have been (JACCL_VERIFY_CORRUPT makes one such). Each
  * phase's results travel through the side channel in fixed-size records,
  * so a dead link degrades the report instead of hanging it.
  */
@@ -14,8 +18,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "verify_rank.h"
 #include "util.h"
@@ -46,6 +53,10 @@ struct phase {			/* one rank's result of a phase */
 struct row {
 	double usec;
 	int64_t wrong;
+	int64_t first;		/* first wrong element of this rank's result, or -1 */
+	double got, want;	/* ... its value and the right one */
+	int64_t bad_in;		/* first element this rank contributed wrong, or -1 */
+	double in_got, in_want;
 	int32_t status;		/* 0 ok, 1 not run, <0 failed */
 	int32_t pad;
 };
@@ -63,6 +74,20 @@ rt_verify_defaults(struct rt_verify_opts *o)
 	o->lat_iters = 200;
 	o->ar_min = 1024;
 	o->ar_max = 64u << 20;
+	o->trace_fd = -1;
+	o->corrupt_rank = -1;
+	if ((e = getenv("JACCL_VERIFY_CORRUPT")) != NULL) {
+		char *colon = strchr(e, ':'), *r = xstrdup(e);
+		long el;
+
+		r[colon ? colon - e : 0] = '\0';
+		if (colon && jc_parse_int(r, 0, 1 << 20, &v) &&
+		    jc_parse_int(colon + 1, 0, 1L << 30, &el)) {
+			o->corrupt_rank = (int)v;
+			o->corrupt_elem = (size_t)el;
+		}
+		free(r);
+	}
 	if ((e = getenv("JACCL_VERIFY_MB")) != NULL && jc_parse_int(e, 1, 1 << 20, &v)) {
 		o->link_bytes = (size_t)v << 20;
 		o->link_seconds = 30;
@@ -71,6 +96,34 @@ rt_verify_defaults(struct rt_verify_opts *o)
 	}
 	if ((e = getenv("JACCL_VERIFY_MAX_MB")) != NULL && jc_parse_int(e, 1, 1 << 14, &v))
 		o->ar_max = (size_t)v << 20;
+}
+
+void
+rt_verify_event(const struct rt_verify_opts *o, int rank, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n, m;
+
+	if (o->trace_fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "rank %d: ", rank);
+	va_start(ap, fmt);
+	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	n += m < (int)sizeof(line) - n - 1 ? m : (int)sizeof(line) - n - 2;
+	line[n++] = '\n';
+	/* one write of a short line: lines of several ranks do not mix */
+	if (write(o->trace_fd, line, (size_t)n) < 0)
+		(void)0;
+}
+
+double
+rt_verify_value(int rank, size_t i)
+{
+	return (double)(rank + 1) * (double)((i % 1021) * 7919 % 1021 + 1);
 }
 
 int
@@ -205,18 +258,21 @@ stream_recv(struct rt_group *g, struct rt_link *l, char *buf,
 
 /* This rank's part of the test of cable k. */
 static void
-test_cable(struct rt_group *g, const struct cable *cb, const struct rt_verify_opts *o,
-    char *buf, struct cres *res)
+test_cable(struct rt_group *g, const struct cable *cb, size_t k,
+    const struct rt_verify_opts *o, char *buf, struct cres *res)
 {
 	bool am_a = g->rank == cb->a;
 	struct rt_link *l = &g->links[am_a ? cb->la : cb->lb];
 	struct jc_err err = { 0 };
 	int rc;
 
+	rt_verify_event(o, g->rank, "link %zu %d-%d start", k, cb->a, cb->b);
 	rc = latency(g, l, am_a, o->lat_iters, &res->lat_med, &res->lat_p99, &err);
-	if (rc == 0)
+	if (rc == 0) {
+		rt_verify_event(o, g->rank, "link %zu %d-%d stream", k, cb->a, cb->b);
 		rc = am_a ? stream_send(g, l, buf, o, &res->bw, &err) :
 		    stream_recv(g, l, buf, o, &err);
+	}
 	if (rc == 0)
 		rc = am_a ? stream_recv(g, l, buf, o, &err) :
 		    stream_send(g, l, buf, o, &res->bw, &err);
@@ -225,6 +281,8 @@ test_cable(struct rt_group *g, const struct cable *cb, const struct rt_verify_op
 		res->status = rc;
 		snprintf(res->err, sizeof(res->err), "rank %d: %.200s", g->rank, err.msg);
 	}
+	rt_verify_event(o, g->rank, "link %zu %d-%d %s", k, cb->a, cb->b,
+	    rc < 0 ? "failed" : "done");
 }
 
 static int
@@ -260,35 +318,68 @@ all_at_once(struct rt_group *g, const struct rt_verify_opts *o, struct phase *ph
 	return rc;
 }
 
-static int64_t
-fill_check(struct rt_group *g, void *buf, size_t count, enum rt_dtype t, bool check)
+static void
+put(void *buf, size_t i, enum rt_dtype t, double v)
 {
-	int64_t wrong = 0;
-	long n = g->size, sum = n * (n + 1) / 2;
+	if (t == RT_FLOAT32)
+		((float *)buf)[i] = (float)v;
+	else
+		((int32_t *)buf)[i] = (int32_t)v;
+}
 
+static double
+get(const void *buf, size_t i, enum rt_dtype t)
+{
+	return t == RT_FLOAT32 ? (double)((const float *)buf)[i] :
+	    (double)((const int32_t *)buf)[i];
+}
+
+/* This rank's contribution, with the corruption hook applied, then checked. */
+static void
+fill(struct rt_group *g, const struct rt_verify_opts *o, void *buf, size_t count,
+    enum rt_dtype t, struct row *row)
+{
+	for (size_t i = 0; i < count; i++)
+		put(buf, i, t, rt_verify_value(g->rank, i));
+	if (g->rank == o->corrupt_rank && o->corrupt_elem < count)
+		put(buf, o->corrupt_elem, t, get(buf, o->corrupt_elem, t) + 1);
+	row->bad_in = -1;
 	for (size_t i = 0; i < count; i++) {
-		if (t == RT_FLOAT32) {
-			float *f = buf;
+		double v = get(buf, i, t), want = rt_verify_value(g->rank, i);
 
-			if (!check)
-				f[i] = (float)(g->rank + 1);
-			else
-				wrong += f[i] != (float)sum;
-		} else {
-			int32_t *v = buf, m = (int32_t)(i % 1000 + 1);
-
-			if (!check)
-				v[i] = (g->rank + 1) * m;
-			else
-				wrong += v[i] != (int32_t)sum * m;
+		if (v != want) {
+			row->bad_in = (int64_t)i;
+			row->in_got = v;
+			row->in_want = want;
+			break;
 		}
 	}
-	return wrong;
+}
+
+/* The result against the sum of every rank's contribution. */
+static void
+check(struct rt_group *g, const void *buf, size_t count, enum rt_dtype t, struct row *row)
+{
+	double ranks = (double)g->size * (g->size + 1) / 2;
+
+	row->wrong = 0;
+	row->first = -1;
+	for (size_t i = 0; i < count; i++) {
+		double v = get(buf, i, t), want = ranks * rt_verify_value(0, i);
+
+		if (v == want)
+			continue;
+		if (row->wrong++ == 0) {
+			row->first = (int64_t)i;
+			row->got = v;
+			row->want = want;
+		}
+	}
 }
 
 static void
-sweep(struct rt_group *g, const size_t *sizes, const enum rt_dtype *types, size_t nrows,
-    struct row *rows, struct phase *ph)
+sweep(struct rt_group *g, const struct rt_verify_opts *o, const size_t *sizes,
+    const enum rt_dtype *types, size_t nrows, struct row *rows, struct phase *ph)
 {
 	struct jc_err err = { 0 };
 	size_t max = 0;
@@ -296,6 +387,7 @@ sweep(struct rt_group *g, const size_t *sizes, const enum rt_dtype *types, size_
 
 	for (size_t i = 0; i < nrows; i++) {
 		rows[i].status = 1;
+		rows[i].first = rows[i].bad_in = -1;
 		if (sizes[i] > max)
 			max = sizes[i];
 	}
@@ -306,12 +398,12 @@ sweep(struct rt_group *g, const size_t *sizes, const enum rt_dtype *types, size_
 		double t0, tw, *all = xcalloc((size_t)g->size, sizeof(double));
 		int rc;
 
-		fill_check(g, buf, count, types[i], false);
+		fill(g, o, buf, count, types[i], &rows[i]);
 		t0 = jc_now();
 		rc = rt_group_all_reduce(g, buf, count, types[i], &err);
 		tw = rc < 0 ? -1 : jc_now() - t0;
 		if (rc == 0)
-			rows[i].wrong = fill_check(g, buf, count, types[i], true);
+			check(g, buf, count, types[i], &rows[i]);
 		/*
 		 * Every rank must run the same number of iterations: agree on
 		 * the slowest warm-up (or on stopping, if any rank failed) and
@@ -387,7 +479,7 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 	/* 1. each cable alone */
 	for (size_t k = 0; k < nc; k++) {
 		if (g->rank == cb[k].a || g->rank == cb[k].b)
-			test_cable(g, &cb[k], o, buf, &mine[k]);
+			test_cable(g, &cb[k], k, o, buf, &mine[k]);
 		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
 			goto out;
 	}
@@ -446,6 +538,7 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 	if (cables_ok) {
 		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
 			goto out;
+		rt_verify_event(o, g->rank, "all links start");
 		all_at_once(g, o, &ph1);
 	} else {
 		ph1.status = 1;
@@ -493,7 +586,8 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 			free(rows);
 			goto out;
 		}
-		sweep(g, sizes, types, nrows, rows, &ph2);
+		rt_verify_event(o, g->rank, "allreduce start");
+		sweep(g, o, sizes, types, nrows, rows, &ph2);
 	} else {
 		ph2.status = 1;
 		for (size_t i = 0; i < nrows; i++)
@@ -511,12 +605,17 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 		int64_t wrong_total = 0;
 		size_t counted = 0;
 		bool good = cables_ok;
+		json_t *first = NULL, *culprits = json_array();
+		bool *named = xcalloc((size_t)g->size, sizeof(bool));
 
 		arr = json_array();
 		for (size_t i = 0; i < nrows; i++) {
 			double usec = 0;
 			int64_t wrong = 0;
 			bool done = true;
+			const struct row *fw = NULL;
+			int fr = -1;
+			json_t *row, *bad = json_array();
 
 			for (int r = 0; r < g->size; r++) {
 				const struct row *w = &allr[(size_t)r * nrows + i];
@@ -526,18 +625,51 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 				if (w->usec > usec)
 					usec = w->usec;
 				wrong += w->wrong;
+				if (w->first >= 0 && fw == NULL) {
+					fw = w;
+					fr = r;
+				}
+				if (w->bad_in >= 0) {
+					json_t *b = json_pack("{s:i,s:I,s:f,s:f}", "rank", r,
+					    "element", (json_int_t)w->bad_in, "value", w->in_got,
+					    "want", w->in_want);
+
+					json_array_append(bad, b);
+					if (!named[r]) {
+						named[r] = true;
+						json_array_append(culprits, b);
+					}
+					json_decref(b);
+				}
 			}
-			if (!done)
+			if (!done) {
+				json_decref(bad);
 				continue;
+			}
 			double algbw = (double)sizes[i] / (usec / 1e6) / 1e9;
 			double busbw = algbw * 2 * (n - 1) / n;
 
-			json_array_append_new(arr, json_pack("{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:I}",
+			row = json_pack("{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:I}",
 			    "size", (json_int_t)sizes[i],
 			    "count", (json_int_t)(sizes[i] / rt_dtype_size(types[i])),
 			    "type", rt_dtype_name(types[i]), "redop", "sum", "root", -1,
 			    "time_us", usec, "algbw", algbw, "busbw", busbw,
-			    "wrong", (json_int_t)wrong));
+			    "wrong", (json_int_t)wrong);
+			if (fw != NULL) {
+				json_object_set_new(row, "first_wrong", json_pack("{s:i,s:I,s:f,s:f}",
+				    "rank", fr, "element", (json_int_t)fw->first, "got", fw->got,
+				    "want", fw->want));
+				if (first == NULL)
+					first = json_pack("{s:I,s:s,s:i,s:I,s:f,s:f}",
+					    "size", (json_int_t)sizes[i], "type",
+					    rt_dtype_name(types[i]), "rank", fr,
+					    "element", (json_int_t)fw->first, "got", fw->got,
+					    "want", fw->want);
+			}
+			if (json_array_size(bad) > 0)
+				json_object_set(row, "bad_input", bad);
+			json_decref(bad);
+			json_array_append_new(arr, row);
 			wrong_total += wrong;
 			if (types[i] == RT_FLOAT32) {
 				sum += busbw;
@@ -563,9 +695,35 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 		}
 		if (wrong_total) {
 			ok = false;
-			json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
-			    "values", (long long)wrong_total));
+			if (first != NULL)
+				json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
+				    "values; the first: element %lld of the %lld-byte %s all-reduce "
+				    "on rank %lld is %.17g, not %.17g", (long long)wrong_total,
+				    (long long)json_integer_value(json_object_get(first, "element")),
+				    (long long)json_integer_value(json_object_get(first, "size")),
+				    json_string_value(json_object_get(first, "type")),
+				    (long long)json_integer_value(json_object_get(first, "rank")),
+				    json_real_value(json_object_get(first, "got")),
+				    json_real_value(json_object_get(first, "want"))));
+			else
+				json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
+				    "values", (long long)wrong_total));
 		}
+		for (size_t k = 0; k < json_array_size(culprits); k++) {
+			json_t *b = json_array_get(culprits, k);
+
+			ok = false;
+			json_array_append_new(fail, json_sprintf("all-reduce: rank %lld "
+			    "contributed wrong data: its element %lld was %.17g, not %.17g",
+			    (long long)json_integer_value(json_object_get(b, "rank")),
+			    (long long)json_integer_value(json_object_get(b, "element")),
+			    json_real_value(json_object_get(b, "value")),
+			    json_real_value(json_object_get(b, "want"))));
+		}
+		if (first != NULL)
+			json_object_set_new(a, "first_wrong", first);
+		json_object_set_new(a, "bad_input", culprits);
+		free(named);
 	}
 	json_object_set_new(rep, "failures", fail);
 	json_object_set_new(rep, "ok", json_boolean(ok));

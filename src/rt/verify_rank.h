@@ -22,10 +22,30 @@ struct rt_verify_opts {
 	double min_bw;		/* bytes/s per cable and direction; 0: none */
 	const char *fabric;	/* names for the report */
 	const char *side_channel;
+	/*
+	 * Test hooks, both off by default. trace_fd >= 0: one line per event
+	 * ("rank R: up", "rank R: link K A-B start", ...) so a test can act
+	 * when a measurement has started. corrupt_rank >= 0: that rank adds 1
+	 * to element corrupt_elem of what it contributes to every all-reduce
+	 * (JACCL_VERIFY_CORRUPT=RANK:ELEMENT).
+	 */
+	int trace_fd;
+	int corrupt_rank;
+	size_t corrupt_elem;
 };
 
-/* Fill o with the defaults, scaled by JACCL_VERIFY_MB and JACCL_VERIFY_MAX_MB. */
+/*
+ * Fill o with the defaults, scaled by JACCL_VERIFY_MB and JACCL_VERIFY_MAX_MB,
+ * with the corruption hook of JACCL_VERIFY_CORRUPT and no trace.
+ */
 void rt_verify_defaults(struct rt_verify_opts *o);
+
+/* Write "rank R: " and the event to o->trace_fd (nothing when it is < 0). */
+void rt_verify_event(const struct rt_verify_opts *o, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The value rank contributes at element i of every all-reduce. */
+double rt_verify_value(int rank, size_t i);
 
 /*
  * Parse a rate: a decimal number and a unit among Gb/s, Gbit/s, Gbps,

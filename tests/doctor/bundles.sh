@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `jaccl-config doctor --from BUNDLE`: each bundle of tests/doctor/bundles
 # (made by make-bundles.sh from simulated clusters) makes its check fire
-# with the expected status and the exit status 1; the configured cluster
+# with the expected status and the exit status 8; the configured cluster
 # passes every check that a bundle can answer (exit 0); the coordinator
 # check is "unknown" when replaying. Then the hostfile checks, the
 # expected-cabling diff (moved, removed, downgraded), the file configure

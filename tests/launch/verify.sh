@@ -9,6 +9,7 @@
 # hangs, a peer killed mid-test, a cable taken down mid-test (each exit 7),
 # a host that cannot be reached (exit 3); an invalid hostfile refused; no
 # process left on the hosts after any run.
+# JC_TEST_ONLY="SECTION..." runs only those sections (see only below).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -50,6 +51,18 @@ no_leftovers() {
 	is "$left" "" "$1: nothing left running on the hosts"
 }
 
+# only SECTION: true unless JC_TEST_ONLY names other sections only (basic,
+# verbs, env, never-starts, hang, killed, cable-down, invalid)
+only() {
+	[ -z "${JC_TEST_ONLY:-}" ] && return 0
+	case " $JC_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+lv_hostfile "$t/m2.json" jaccl lx1,lx2
+lv_hostfile "$t/m3.json" jaccl lx1,lx2,lx3
+lv_hostfile "$t/m4.json" jaccl
+
+if only basic; then
 # --- meshes of 2, 3 and 4 hosts, human output then JSON
 lv_hostfile "$t/m2.json" jaccl lx1,lx2
 jv --hostfile "$t/m2.json" $SMALL >"$t/out" 2>"$t/err"
@@ -101,7 +114,40 @@ else
 	skip "the test plugin is not built"
 fi
 no_leftovers "side channels"
+fi
 
+if only verbs; then
+# --- the verbs fabric through the launcher, on the userspace verbs device of
+# the test suite: without --min-bw the RDMA floor of 50 Gb/s (6.25 GB/s)
+# applies, which no simulated cable reaches; with a floor of 1 Mb/s it passes
+if [ -n "${SOFTVERBS_LIB:-}" ] && [ -f "$SOFTVERBS_LIB" ]; then
+	jvv() { timeout 90 "$JACCL_CONFIG" verify -F "$CFG" --fabric verbs \
+	    --env JACCL_IBVERBS_LIB="$SOFTVERBS_LIB" --env JACCL_VERIFY_MB=2 --env JACCL_VERIFY_MAX_MB=1 "$@"; }
+	jvv --hostfile "$t/m3.json" --json >"$t/out" 2>"$t/err"
+	isd "$?" 7 "verbs, default floor: exit 7" "$t/err"
+	python3 - "$t/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r.get("fabric") == "verbs" and r["ok"] is False, (r.get("fabric"), r["failures"], r["processes"][0])
+assert abs(r["min_bw"]["Gbps"] - 50) < 1e-9 and abs(r["min_bw"]["GBps"] - 6.25) < 1e-9, r["min_bw"]
+assert len(r["links"]) == 3 and all(l["status"] == "slow" for l in r["links"]), r["links"]
+assert all(0 < l[d]["Gbps"] < 50 for l in r["links"] for d in ("a_to_b", "b_to_a"))
+f = [x for x in r["failures"] if "slower than the floor of 6.25 GB/s" in x]
+assert len(f) == 3, r["failures"]
+assert r["allreduce"]["wrong"] == 0 and r["allreduce"]["status"] == "ok", r["allreduce"]
+PY
+	okd $? "verbs, default floor: every link slower than 50 Gb/s, named with the floor; results right" "$t/out"
+	jvv --hostfile "$t/m3.json" --json --min-bw 1Mb/s >"$t/out" 2>"$t/err"
+	isd "$?" 0 "verbs, --min-bw 1Mb/s: exit 0" "$t/err"
+	check_report "$t/out" 3 mesh 3 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["fabric"] == "verbs"' "$t/out"
+	okd $? "verbs, --min-bw 1Mb/s: every link both ways over verbs, all-reduce right" "$t/out"
+	no_leftovers "verbs"
+else
+	for i in 1 2 3 4 5; do skip "verbs: no userspace verbs device (SOFTVERBS_LIB) in this build"; done
+fi
+fi
+
+if only env; then
 # --- verify-rank from a script that sets nothing but mlx.launch's environment
 python3 -c 'import json, sys; print(json.dumps([h["rdma"] for h in json.load(open(sys.argv[1]))["hosts"]]))' \
     "$t/m2.json" >"$t/devs.json"
@@ -121,7 +167,9 @@ wait "$vr1"; s1=$?
 st=$?
 ok $st "verify-rank with only the mlx.launch environment: both ranks pass"
 [ $st = 0 ] || diag "status $s0 $s1" "$(cat "$t/vr0.err" "$t/vr1.err" | tail -20)"
+fi
 
+if only never-starts; then
 # --- a rank that never starts: its host's jaccl-config path is wrong
 cat >"$t/remote" <<EOS
 #!/bin/sh
@@ -137,7 +185,9 @@ is "$?" 7 "a rank that never starts: exit 7 (verification failed)"
 grep -q '^FAIL: rank 2 (lx3) exited with code 127' "$t/out"
 okd $? "a rank that never starts: named with its host" "$t/out" "$t/err"
 no_leftovers "a rank that never starts"
+fi
 
+if only hang; then
 # --- a rank that hangs before joining: the others give up, it is stopped
 lv_hostfile "$t/m24.json" jaccl lx1,lx4
 JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m24.json" $SMALL --env HANG=1 --timeout 2 --json \
@@ -153,44 +203,54 @@ assert any("missing: rank 1" in x for x in r["processes"][0]["stderr_tail"]), r[
 PY
 ok $? "a rank that hangs: rank 0 names the missing rank, the hung one is stopped"
 no_leftovers "a rank that hangs"
+fi
 
-# --- a peer killed while the links are measured
-(
-	for i in $(seq 1 200); do
-		p=$(for q in $(ip netns pids "$(sim_ns lx2)"); do
-			{ tr '\0' ' ' <"/proc/$q/cmdline"; } 2>/dev/null | grep -q 'verify-rank' && echo "$q"
-		done)
-		[ -n "$p" ] && { sleep 1; kill -9 $p; break; }
+# wait_event FILE PATTERN: wait (up to 100 s) until a line of the trace FILE
+# the ranks write (JACCL_VERIFY_TRACE) matches PATTERN
+wait_event() {
+	for _we in $(seq 1 2000); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
 		sleep 0.05
 	done
+	return 1
+}
+
+if only killed; then
+# --- a peer killed while the links are measured: once rank 1 streams on its
+# first cable (1 TiB, bounded by 30 s: the measurement cannot end before)
+: >"$t/trace"
+(
+	wait_event "$t/trace" '^rank 1: link 0 0-1 stream' || exit 1
+	killed=0
+	for q in $(ip netns pids "$(sim_ns lx2)"); do
+		{ tr '\0' ' ' <"/proc/$q/cmdline"; } 2>/dev/null | grep -q '^[^ ]*jaccl-config verify-rank' &&
+		    kill -9 "$q" && killed=1
+	done
+	[ "$killed" = 1 ]
 ) &
 killer=$!
-jv --hostfile "$t/m3.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
+jv --hostfile "$t/m3.json" --env JACCL_VERIFY_MB=1048576 --env JACCL_VERIFY_TRACE="$t/trace" \
+    --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
-wait "$killer"
+wait "$killer"; ok $? "a peer killed mid-test: killed once it streams on a cable" || diag "$(cat "$t/trace")"
 is "$st" 7 "a peer killed mid-test: exit 7"
 grep -q '^FAIL: rank 1 (lx2) was killed by SIGKILL' "$t/out"
 okd $? "a peer killed mid-test: named with its host" "$t/out" "$t/err"
 no_leftovers "a peer killed mid-test"
+fi
 
-# --- a cable taken down while it is measured: once the cable's own TCP
-# connection is up (the group is built), whatever the machine's load
+if only cable-down; then
+# --- a cable taken down while it is measured: once rank 0 streams on it
+: >"$t/trace"
 (
-	ns=$(sim_ns lx1)
-	a=$(ip -n "$ns" -4 -o addr show dev eth1 | awk '{ split($4, x, "/"); print x[1]; exit }')
-	for i in $(seq 1 600); do
-		if ip netns exec "$ns" ss -Htn state established 2>/dev/null | grep -q " $a:"; then
-			sleep 0.5
-			ip -n "$ns" link set eth1 down
-			break
-		fi
-		sleep 0.05
-	done
+	wait_event "$t/trace" '^rank 0: link 0 0-1 stream' && ip -n "$(sim_ns lx1)" link set eth1 down
 ) &
 downer=$!
-jv --hostfile "$t/m2.json" --env JACCL_VERIFY_MB=4096 --timeout 3 >"$t/out" 2>"$t/err"
+jv --hostfile "$t/m2.json" --env JACCL_VERIFY_MB=1048576 --env JACCL_VERIFY_TRACE="$t/trace" \
+    --timeout 3 >"$t/out" 2>"$t/err"
 st=$?
-wait "$downer"
+wait "$downer"; ok $? "a cable down mid-test: taken down once rank 0 streams on it" || diag "$(cat "$t/trace")"
+grep -q '^rank 0: link 0 0-1 failed' "$t/trace"; ok $? "a cable down mid-test: its measurement failed" || diag "$(cat "$t/trace")"
 is "$st" 7 "a cable down mid-test: exit 7"
 grep -Eq '^link lx1:rdma_eth1 -- lx2:rdma_eth1: down' "$t/out" ||
     grep -Eq 'rdma_eth1.*(down|no data moved)' "$t/out"
@@ -198,7 +258,9 @@ okd $? "a cable down mid-test: that link is named" "$t/out" "$t/err"
 grep -q '^summary: .*FAIL$' "$t/out"; ok $? "a cable down mid-test: summary FAIL"
 no_leftovers "a cable down mid-test"
 ip -n "$(sim_ns lx1)" link set eth1 up
+fi
 
+if only invalid; then
 # --- an invalid hostfile is refused with its problems, nothing starts
 python3 - "$t/m3.json" "$t/bad.json" <<'PY'
 import json, sys
@@ -233,5 +295,6 @@ jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1
 is "$?" 2 "bad --min-bw: usage error"
+fi
 
 done_testing

@@ -8,20 +8,21 @@ export LC_ALL
 _tap_n=0
 _tap_failed=0
 
-ok() { # ok CONDITION-STATUS DESCRIPTION
+ok() { # ok CONDITION-STATUS DESCRIPTION; returns 0 when it passed, else 1
 	_tap_n=$((_tap_n + 1))
 	if [ "$1" -eq 0 ]; then
 		echo "ok $_tap_n - $2"
-	else
-		echo "not ok $_tap_n - $2"
-		_tap_failed=$((_tap_failed + 1))
+		return 0
 	fi
+	echo "not ok $_tap_n - $2"
+	_tap_failed=$((_tap_failed + 1))
+	return 1
 }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-is() { # is GOT WANT DESCRIPTION
-	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  $1" "want: $2"; fi
+is() { # is GOT WANT DESCRIPTION; returns ok's status
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  $1" "want: $2"; return 1; fi
 }
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; }
 # Every test gets a scratch folder $t, removed when it exits.

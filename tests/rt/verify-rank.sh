@@ -3,8 +3,11 @@
 # verify-rank over the tcp fabric on 2, 3 and 4 ranks, each rank in its own
 # network namespace joined by veth cables, started with nothing but the
 # environment mlx.launch gives a JACCL job: mesh and ring groups, results
-# checked, a cable taken down mid-run, a rank that never starts, a floor
-# no link can reach. Needs root for the namespaces.
+# checked, one rank contributing wrong data (JACCL_VERIFY_CORRUPT), a cable
+# taken down once its measurement has started (JACCL_VERIFY_TRACE), a rank
+# that never starts, a floor no link can reach. Needs root for the
+# namespaces. JC_TEST_ONLY="SECTION..." runs only those sections (mesh2,
+# mesh3, corrupt, ring4, cable-down, verbs, verbs-cable-down).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 RT_PREFIX="rt$$v"
@@ -32,6 +35,7 @@ run_ranks() {
 		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
 		    ${SOFTVERBS_MAX_QP:+SOFTVERBS_MAX_QP=$SOFTVERBS_MAX_QP} \
 		    ${JACCL_VERIFY_FRAMES:+JACCL_VERIFY_FRAMES=$JACCL_VERIFY_FRAMES} \
+		    ${TRACE:+JACCL_VERIFY_TRACE=$TRACE} ${CORRUPT:+JACCL_VERIFY_CORRUPT=$CORRUPT} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \
 		    ${NOCOORD:-MLX_JACCL_COORDINATOR="$RT_MGMT.10:$PORT"} ${ring:+MLX_JACCL_RING=1} \
 		    timeout 120 "$JACCL_CONFIG" verify-rank "$@" \
@@ -62,7 +66,26 @@ all_zero() {
 
 show() { for r in "$@"; do diag "rank $r: status $(eval echo \$st$r)"; sed 's/^/  /' "$t/err$r" | head -5 | while read -r l; do diag "$l"; done; done; }
 
+# only SECTION: true unless JC_TEST_ONLY names other sections only
+only() {
+	[ -z "${JC_TEST_ONLY:-}" ] && return 0
+	case " $JC_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# wait_event FILE PATTERN: wait (up to 100 s) until a line of the trace
+# FILE (JACCL_VERIFY_TRACE) matches PATTERN
+wait_event() {
+	local i
+	for i in $(seq 1 2000); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # --- 2-rank mesh, human report
+if only mesh2; then
 rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
 run_ranks "0 1" "" --timeout 5
 all_zero 0 1; ok $? "mesh of 2: every rank exits 0" || show 0 1
@@ -84,8 +107,10 @@ NOCOORD=RT_NONE=1 run_ranks "0 1" "" --timeout 5 --side-channel "file=$t/sc"
 all_zero 0 1 && grep -q 'side channel file=' "$t/out0" && grep -q '^verify: PASS' "$t/out0"
 ok $? "file side channel without a coordinator: PASS" || show 0 1
 rt_down
+fi
 
 # --- 3-rank mesh, JSON report
+if only mesh3 || only corrupt; then
 rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
 run_ranks "0 1 2" "" --timeout 5 --json
 all_zero 0 1 2; ok $? "mesh of 3: every rank exits 0" || show 0 1 2
@@ -102,6 +127,46 @@ assert abs(rows[0]["busbw"] - rows[0]["algbw"] * 4 / 3) < 1e-6
 PY
 ok $? "mesh of 3: --json report with 3 links, right all-reduce, busbw = algbw*2(n-1)/n"
 
+# the sum expected at element i, by hand: every rank r puts (r + 1) * h(i),
+# h(i) = (i * 7919 mod 1021) + 1; the 1 KiB float32 row and the int32 row
+# are compared with it element by element
+python3 - "$t/out0" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = lambda i: (i % 1021) * 7919 % 1021 + 1
+rows = r["allreduce"]["rows"]
+assert all("first_wrong" not in x and "bad_input" not in x for x in rows), rows
+assert r["allreduce"]["bad_input"] == [] and "first_wrong" not in r["allreduce"]
+PY
+ok $? "mesh of 3: no wrong element, no wrong contribution reported"
+fi
+
+if only corrupt; then
+# rank 1 adds 1 to its element 200 (in the last third of the smallest row,
+# a chunk another rank reduces): every rank fails, rank 0 names rank 1, the
+# element, what rank 1 put there and what it should have, and the first
+# wrong element of the results, all computed here by hand
+CORRUPT=1:200 run_ranks "0 1 2" "" --timeout 5 --json
+[ "$st0" = 1 ] && [ "$st1" = 1 ] && [ "$st2" = 1 ]; ok $? "rank 1 contributes wrong data: every rank exits 1" || show 0 1 2
+python3 - "$t/out0" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = lambda i: (i % 1021) * 7919 % 1021 + 1
+mine, want = 2 * h(200) + 1, 2 * h(200)
+assert r["ok"] is False and r["allreduce"]["status"] == "wrong", r["allreduce"]["status"]
+f = r["failures"]
+assert "all-reduce: rank 1 contributed wrong data: its element 200 was %d, not %d" % (mine, want) in f, f
+first = "the first: element 200 of the 1024-byte float all-reduce on rank 0 is %d, not %d" % (6 * h(200) + 1, 6 * h(200))
+assert any(first in x for x in f), (first, f)
+rows = r["allreduce"]["rows"]
+for x in rows:
+    assert x["wrong"] == 3 and x["first_wrong"]["element"] == 200, x   # one element, on 3 ranks
+    assert x["bad_input"] == [{"rank": 1, "element": 200, "value": mine, "want": want}], x
+PY
+ok $? "rank 1 contributes wrong data: rank 1 and element 200 named, with the values computed by hand"
+fi
+
+if only mesh3; then
 # the same cluster as a jaccl-ring: MLX_JACCL_RING picks the ring
 run_ranks "0 1 2" ring --timeout 5 --json
 all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["group"] == "ring"' "$t/out0"
@@ -113,9 +178,11 @@ run_ranks "0 1" "" --timeout 1
 [ "$st0" = 1 ] && grep -q 'missing: rank 2' "$t/err0"
 ok $? "rank 2 never starts: rank 0 names it" || show 0 1
 [ "$st1" = 1 ]; ok $? "rank 2 never starts: rank 1 fails too"
+fi
 rt_down
 
 # --- 4-rank ring, 2 cables per neighbour (jaccl-ring)
+if only ring4; then
 rt_up 4
 for i in 0 1 2 3; do rt_cable "$i" $(( (i + 1) % 4 )); rt_cable "$i" $(( (i + 1) % 4 )); done
 rt_matrix "$t/devs.json" list
@@ -130,29 +197,37 @@ assert r["allreduce"]["wrong"] == 0 and len(r["allreduce"]["rows"]) == 14
 PY
 ok $? "ring of 4 x 2 cables: 8 connections measured, all-reduce right"
 rt_down
+fi
 
-# --- 2-rank mesh, the cable goes down while the test runs
+# --- 2-rank mesh, the cable goes down once its bandwidth measurement has
+# started (a stream of 1 TiB, bounded by 30 s: it cannot end before)
+if only cable-down; then
 rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+: >"$t/trace"
 (
-	sleep 1.5
-	rt_exec 0 ip link set en2 down
+	wait_event "$t/trace" '^rank 0: link 0 0-1 stream' && rt_exec 0 ip link set en2 down
 ) &
 downer=$!
-JACCL_VERIFY_MB=2048 JACCL_VERIFY_MAX_MB=64 run_ranks "0 1" "" --timeout 2
-wait "$downer"
+TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_MAX_MB=64 run_ranks "0 1" "" --timeout 2
+wait "$downer"; ok $? "cable down mid-run: taken down once rank 0 streams on it" || diag "$(cat "$t/trace")"
+grep -q '^rank 0: link 0 0-1 failed' "$t/trace"; ok $? "cable down mid-run: the measurement of that cable failed" || diag "$(cat "$t/trace")"
 [ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0" && grep -Eq 'down|no data moved' "$t/out0" "$t/err0"
 ok $? "cable down mid-run: rank 0 exits 1 and names rdma_en2" || { show 0 1; cat "$t/out0" | while read -r l; do diag "$l"; done; }
 [ "$st1" = 1 ]; ok $? "cable down mid-run: rank 1 exits 1"
 [ -z "$(rt_pids)" ]; ok $? "no process left in the namespaces"
 rt_down
+fi
 
 # --- the verbs fabric, on the userspace verbs device of the test suite
-if [ -z "${SOFTVERBS_LIB:-}" ] || [ ! -f "$SOFTVERBS_LIB" ]; then
-	for i in 1 2 3 4 5 6 7 8 9; do
+if ! only verbs && ! only verbs-cable-down; then
+	:
+elif [ -z "${SOFTVERBS_LIB:-}" ] || [ ! -f "$SOFTVERBS_LIB" ]; then
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do
 		skip "verbs fabric: no userspace verbs device (SOFTVERBS_LIB) in this build"
 	done
 else
 	export JACCL_IBVERBS_LIB=$SOFTVERBS_LIB JACCL_VERIFY_MB=2 JACCL_VERIFY_MAX_MB=1
+	if only verbs; then
 	rt_up 3; rt_cable 0 1; rt_cable 0 2; rt_cable 1 2; rt_matrix "$t/devs.json"
 	run_ranks "0 1 2" "" --timeout 5 --json
 	all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["fabric"] == "verbs" and r["allreduce"]["wrong"] == 0 and len(r["allreduce"]["rows"]) == 12' "$t/out0"
@@ -196,21 +271,28 @@ else
 	SOFTVERBS_MAX_QP=1 run_ranks "0 1" ring --timeout 2 --fabric verbs
 	[ "$st0" = 1 ] && [ "$st1" = 1 ] && grep -qi 'queue pair' "$t/err0" "$t/err1" && grep -q 'rdma_en2' "$t/err0" "$t/err1"
 	ok $? "verbs: more queue pairs than the device allows: a clear error naming the device, no crash" || show 0 1
+	rt_down
+	fi
 
-	# the cable goes down while verbs traffic runs
+	# the cable goes down once verbs traffic runs on it
+	if only verbs-cable-down; then
+	rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
+	: >"$t/trace"
 	(
-		sleep 2
-		rt_exec 0 ip link set en2 down
+		wait_event "$t/trace" '^rank 0: link 0 0-1 stream' && rt_exec 0 ip link set en2 down
 	) &
 	downer=$!
-	JACCL_VERIFY_MB=64 JACCL_VERIFY_MAX_MB=4 run_ranks "0 1" "" --timeout 2 --fabric verbs
-	wait "$downer"
+	TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_MAX_MB=4 run_ranks "0 1" "" --timeout 2 --fabric verbs
+	wait "$downer"; ok $? "verbs: cable down mid-run: taken down once rank 0 streams on it" || diag "$(cat "$t/trace")"
+	grep -q '^rank 0: link 0 0-1 failed' "$t/trace"; ok $? "verbs: cable down mid-run: the measurement of that cable failed" || diag "$(cat "$t/trace")"
 	[ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0"
 	ok $? "verbs: cable down mid-run: rank 0 exits 1 and names rdma_en2" || show 0 1
 	[ -z "$(rt_pids)" ]; ok $? "verbs: no process left in the namespaces"
 	rt_down
+	fi
 
 	# a cable that loses datagrams: a named failure, not a hang
+	if only verbs-lossy; then
 	rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
 	if lossy 1 en2 30; then
 		JACCL_VERIFY_MB=8 run_ranks "0 1" "" --timeout 3 --fabric verbs
@@ -221,6 +303,7 @@ else
 		skip "verbs: lossy cable: neither tc netem nor nftables works here"
 	fi
 	rt_down
+	fi
 	unset JACCL_IBVERBS_LIB
 fi
 [ -z "$(ip netns list | grep "^${RT_BASE}g")" ]; ok $? "namespaces removed"

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer harness for the parsers of remote command output, built once per
+ * parser with -DFUZZ_<NAME> (see mk/parse.am): the input is copied into a
+ * NUL-terminated buffer, as bundles and probes provide it, and given to the
+ * one parser (or family of parsers) that NAME picks.
+ *
+ *   FUZZ_TB_JSON       system_profiler SPThunderboltDataType -json
+ *   FUZZ_TB_XML        system_profiler SPThunderboltDataType -xml (plist)
+ *   FUZZ_TB_TEXT       system_profiler SPThunderboltDataType, text form
+ *   FUZZ_NETWORKSETUP  networksetup -listallhardwareports, sw_vers, one-line outputs
+ *   FUZZ_IFCONFIG      ifconfig (macOS layout), fed twice to exercise merging
+ *   FUZZ_IBV           ibv_devices, ibv_devinfo
+ *   FUZZ_IP_JSON       ip -j addr/link/neigh and the Linux sysfs listings
+ *   FUZZ_MANIFEST      a probe bundle's manifest.json
+ *   FUZZ_ROUTE_GET     route -n get PEER (macOS), a state query of apply
+ *   FUZZ_IP_ROUTE      ip route show PEER/32 (Linux), and saved route texts
+ *   FUZZ_IP_ADDR       ip -4 -o addr show and ip -o link show (Linux)
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "parse_ibv.h"
+#include "parse_linux.h"
+#include "parse_net.h"
+#include "parse_state.h"
+#include "parse_tb.h"
+
+#if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
+    defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
+    defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) != 1
+#error "build with exactly one -DFUZZ_<NAME>"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#if defined(FUZZ_TB_JSON) || defined(FUZZ_TB_XML) || defined(FUZZ_TB_TEXT)
+#if defined(FUZZ_TB_JSON)
+#define parse_tb parse_tb_json
+#elif defined(FUZZ_TB_XML)
+#define parse_tb parse_tb_xml
+#else
+#define parse_tb parse_tb_text
+#endif
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_port *p;
+	size_t n;
+
+	if (parse_tb(s, size, &p, &n, notes, err) == 0)
+		parse_tb_free(p, n);
+}
+#elif defined(FUZZ_NETWORKSETUP)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_hwport *p;
+	size_t n;
+	char *a, *b;
+
+	if (parse_networksetup(s, size, &p, &n, notes, err) == 0)
+		parse_hwports_free(p, n);
+	parse_sw_vers(s, &a, &b);
+	free(a);
+	free(b);
+	free(parse_ipv4_line(s));
+	free(parse_word_line(s));
+	free(parse_sysctl(s, "hw.model"));
+	(void)parse_rdma_ctl(s);
+	(void)parse_netmask(s);
+}
+#elif defined(FUZZ_IFCONFIG)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_iface *f = NULL;
+	size_t n = 0;
+
+	if (parse_ifconfig(s, size, &f, &n, notes, err) == 0)
+		(void)parse_ifconfig(s, size, &f, &n, notes, err);
+	parse_ifaces_free(f, n);
+}
+#elif defined(FUZZ_IBV)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_rdma_dev *d;
+	size_t n;
+
+	if (parse_ibv_devices(s, size, &d, &n, notes, err) == 0)
+		parse_rdma_free(d, n);
+	if (parse_ibv_devinfo(s, size, &d, &n, notes, err) == 0)
+		parse_rdma_free(d, n);
+	(void)parse_ibv_state(s);
+}
+#elif defined(FUZZ_IP_JSON)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_host h;
+	struct parse_neigh *nb = NULL;
+	size_t nnb = 0;
+	char *a, *b;
+
+	memset(&h, 0, sizeof(h));
+	if (parse_ip_addr(s, size, &h.ifaces, &h.nifaces, notes, err) == 0)
+		(void)parse_ip_link(s, size, h.ifaces, h.nifaces, notes, err);
+	if (parse_ip_neigh(s, size, &nb, &nnb, notes, err) < 0)
+		nb = NULL;
+	parse_linux_thunderbolt(s, &h.ports, &h.nports, notes);
+	parse_linux_infiniband(s, &h.rdma, &h.nrdma, notes);
+	parse_linux_mgmt(s, &h.mgmt_ip, &h.mgmt_iface);
+	parse_linux_mac_ports(&h, nb, nnb, notes);
+	parse_os_release(s, &a, &b);
+	free(a);
+	free(b);
+	parse_neigh_free(nb, nnb);
+	jc_host_clear(&h);
+}
+#elif defined(FUZZ_MANIFEST)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	json_t *m = bundle_manifest_parse(s, size, err);
+
+	(void)notes;
+	if (m != NULL) {
+		(void)bundle_manifest_status(m, "a", "x.txt");
+		json_decref(m);
+	}
+	(void)bundle_name_ok(s);
+}
+#elif defined(FUZZ_ROUTE_GET) || defined(FUZZ_IP_ROUTE)
+/* What a route parser returns must split back into gateway and device. */
+static void
+route_splits(char *r)
+{
+	char *via, *dev;
+
+	if (r != NULL && (parse_route_split(r, &via, &dev) != 0 || dev == NULL))
+		abort();
+	if (r != NULL) {
+		free(via);
+		free(dev);
+	}
+	free(r);
+}
+
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	(void)size;
+	(void)notes;
+	(void)err;
+#if defined(FUZZ_ROUTE_GET)
+	route_splits(parse_route_get(s, "192.168.0.2"));
+#else
+	char *via, *dev;
+
+	route_splits(parse_ip_route_show(s, "192.168.0.2"));
+	/* route texts from a saved state are split again at restore */
+	if (parse_route_split(s, &via, &dev) == 0) {
+		free(via);
+		free(dev);
+	}
+#endif
+}
+#elif defined(FUZZ_IP_ADDR)
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_strv addrs = { 0 };
+	int up;
+
+	(void)size;
+	(void)notes;
+	(void)err;
+	parse_ip_addr_inet(s, &addrs);
+	for (size_t i = 0; i < addrs.n; i++)
+		if (strchr(addrs.v[i], '/') == NULL)
+			abort();	/* only "A/L" is returned */
+	up = parse_ip_link_up(s);
+	if (up != JC_YES && up != JC_NO)
+		abort();
+	strv_free(&addrs);
+}
+#endif
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	struct jc_strv notes = { 0 };
+	struct jc_err err;
+
+	if (s == NULL)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	run(s, size, &notes, &err);
+	strv_free(&notes);
+	free(s);
+	return 0;
+}
