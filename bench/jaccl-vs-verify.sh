@@ -30,6 +30,7 @@ JB=${JACCL_BUILD:-$b/tests/jaccl}
 SV=${SOFTVERBS_LIB:-$b/tests/softverbs/.libs/libsoftverbs.so}
 RT_PREFIX="jvb$$"
 . "$top_srcdir/tests/rt/netns.sh"
+. "$top_srcdir/tests/jaccl/lib.sh"
 die() { echo "jaccl-vs-verify: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 [ -x "$JC" ] || die "$JC is not built"
@@ -61,7 +62,10 @@ run() { # OUTPREFIX PROGRAM ARGS... on every rank, mlx.launch's environment
 	local out=$1 r pids=""
 	shift
 	port=$((port + 1))
+	jaccl_port=$port
 	for r in $(seq 0 $((n - 1))); do
+		# JACCL's coordinator: one connection at a time (tests/jaccl/lib.sh)
+		[ "$r" = 0 ] || [ "$out" = "${out#jaccl}" ] || jaccl_accepted $((r - 1))
 		rt_exec "$r" env -i PATH="$PATH" LD_LIBRARY_PATH="$t/lib" \
 		    JACCL_IBVERBS_LIB="$SV" JACCL_VERIFY_FRAMES="$frames" \
 		    JACCL_VERIFY_MB=8 JACCL_VERIFY_MAX_MB="$maxmb" \

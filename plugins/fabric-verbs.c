@@ -409,7 +409,12 @@ poll_link(struct rt_link *l, struct vlink *v, struct jc_err *err)
 	struct ibv_wc wc[4 * PIPE];
 	int n, seen = 0;
 
-	while ((n = v->cq->context->ops.poll_cq(v->cq, 4 * PIPE, wc)) > 0) {
+	/*
+	 * One poll, as JACCL's loop does (at most 2 * PIPE can be pending):
+	 * polling again until empty would wait in the device for traffic
+	 * that only comes once the next frames are posted.
+	 */
+	if ((n = v->cq->context->ops.poll_cq(v->cq, 4 * PIPE, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			int slot = (int)((wc[i].wr_id >> 8) & 0xff);
 			int type = (int)(wc[i].wr_id >> 16);

@@ -28,11 +28,30 @@ jaccl_need() {
 	ln -sf "$SOFTVERBS_LIB" "$t/lib/librdma.dylib"
 }
 
+# jaccl_accepted N: wait (up to 30 s) until rank 0 listens on jaccl_port and
+# has accepted N connections. JACCL's coordinator listens with a backlog of
+# 0: on a loaded Linux machine, ranks that connect at the same moment can
+# find the accept queue full and get their connection reset, and rank 0 then
+# waits forever for them; starting the ranks one connection at a time keeps
+# that out of the tests (mlx.launch itself starts them together).
+jaccl_accepted() {
+	local i=0 est q
+	while [ "$i" -lt 600 ]; do
+		q=$(rt_exec 0 ss -Hltn "( sport = :$jaccl_port )" 2>/dev/null | awk '{ print $2; exit }')
+		est=$(rt_exec 0 ss -Htn state established "( sport = :$jaccl_port )" 2>/dev/null | wc -l)
+		[ "$q" = 0 ] && [ "$est" -ge "$1" ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 jaccl_ranks() {
 	local size=$1 prog=$2 r
 	shift 2
 	jaccl_port=$((jaccl_port + 1))
 	for r in $(seq 0 $((rt_n - 1))); do
+		[ "$r" = 0 ] || jaccl_accepted $((r - 1))
 		rt_exec "$r" env -i PATH="$PATH" LD_LIBRARY_PATH="$t/lib" \
 		    ${SOFTVERBS_DEBUG:+SOFTVERBS_DEBUG=$SOFTVERBS_DEBUG} \
 		    MLX_RANK="$r" MLX_IBV_DEVICES="$t/devs.json" \

@@ -1732,10 +1732,16 @@ progress(struct sv_qp *qp)
 		send_ctl(qp, SV_HDR_CREDIT, qp->rq_posted + qp->rq_returned);
 }
 
+/* Empty poll_cq calls in a row, by this thread. */
+static __thread int sv_empty_polls;
+
 /*
  * Sleeps until a datagram is there for any connected QP of the process, at
  * most SOFTVERBS_WAIT_US; not at all when a completion is already waiting
- * in some CQ. Returns 0 when it waited, -1 when it could not.
+ * in some CQ, nor before this thread found every CQ of the process empty in
+ * a row (a program that polls its CQs in turn may hold completions of the
+ * last one it polled, which it must act on first). Returns 0 when it
+ * waited, -1 when it did not.
  */
 static int
 idle_wait(void)
@@ -1744,7 +1750,7 @@ idle_wait(void)
 	struct timespec ts;
 	nfds_t n = 0;
 	struct sv_context *c;
-	int busy = 0;
+	int busy = 0, ncq = 0;
 
 	pthread_mutex_lock(&sv_reg_lock);
 	for (c = sv_ctxs; c != NULL && !busy; c = c->next_ctx) {
@@ -1752,8 +1758,10 @@ idle_wait(void)
 		struct sv_cq *cq;
 
 		pthread_mutex_lock(&c->ctx.mutex);
-		for (cq = c->cqs; cq != NULL; cq = cq->next)
+		for (cq = c->cqs; cq != NULL; cq = cq->next) {
 			busy |= cq->count > 0;
+			ncq++;
+		}
 		for (qp = c->qps; qp != NULL && !busy; qp = qp->next) {
 			if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS)
 				continue;
@@ -1770,8 +1778,9 @@ idle_wait(void)
 		pthread_mutex_unlock(&c->ctx.mutex);
 	}
 	pthread_mutex_unlock(&sv_reg_lock);
-	if (busy || n == 0)
+	if (busy || n == 0 || sv_empty_polls < ncq)
 		return -1;
+	sv_empty_polls = 0;
 	ts.tv_sec = sv_lim.wait_us / 1000000;
 	ts.tv_nsec = (long)(sv_lim.wait_us % 1000000) * 1000;
 	return ppoll(fds, n, &ts, NULL) < 0 ? -1 : 0;
@@ -1814,6 +1823,7 @@ sv_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	 * (another process) then needs the CPU more than we do: sleep until
 	 * a datagram comes for this process, or yield.
 	 */
+	sv_empty_polls = n == 0 ? sv_empty_polls + 1 : 0;
 	if (n == 0 && !(sv_lim.wait_us > 0 && idle_wait() == 0) &&
 	    sv_lim.yield)
 		sched_yield();
