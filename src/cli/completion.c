@@ -46,14 +46,15 @@ cmd_options(const struct jc_cmd *c, const struct jc_optdef **out, size_t cap)
 	return n;
 }
 
-/* ---- bash ---- */
-
+/* The values of v separated by spaces (every shell's list of choices). */
 static void
-bash_values(FILE *fp, const struct jc_strv *v)
+put_values(FILE *fp, const struct jc_strv *v)
 {
 	for (size_t i = 0; i < v->n; i++)
 		fprintf(fp, "%s%s", i ? " " : "", v->v[i]);
 }
+
+/* ---- bash ---- */
 
 /* The visible command names, separated by sep. */
 static void
@@ -147,7 +148,7 @@ bash_value(FILE *fp, const struct jc_optdef *d, enum cli_argkind k,
 	switch (k) {
 	case CLI_ARG_CHOICE:
 		fputs("\t\tCOMPREPLY=($(compgen -W \"", fp);
-		bash_values(fp, v);
+		put_values(fp, v);
 		fputs("\" -- \"$cur\"))\n", fp);
 		if (file)
 			fputs("\t\tcompopt -o filenames 2>/dev/null\n"
@@ -259,13 +260,11 @@ zsh_action(FILE *fp, const struct jc_optdef *d)
 		fprintf(fp, ":%s:", d->name);
 		if (file) {
 			fputs("{_alternative \"values\\:value\\:(", fp);
-			for (size_t i = 0; i < v.n; i++)
-				fprintf(fp, "%s%s", i ? " " : "", v.v[i]);
+			put_values(fp, &v);
 			fputs(")\" \"files\\:file\\:_files\"}", fp);
 		} else {
 			fputc('(', fp);
-			for (size_t i = 0; i < v.n; i++)
-				fprintf(fp, "%s%s", i ? " " : "", v.v[i]);
+			put_values(fp, &v);
 			fputc(')', fp);
 		}
 		break;
@@ -381,6 +380,45 @@ fish_quoted(FILE *fp, const char *s)
 	fputc('\'', fp);
 }
 
+/* The line completing option d of command c. */
+static void
+fish_option(FILE *fp, const struct jc_cmd *c, const struct jc_optdef *d)
+{
+	struct jc_strv v = { 0 };
+	bool file;
+	enum cli_argkind kind = cli_opt_arg(d, &v, &file);
+
+	fprintf(fp, "complete -c %s -n 'test (__jaccl_config_cmd) = %s' -l %s",
+	    JC_PROG, c->name, d->name);
+	if (d->shortopt)
+		fprintf(fp, " -s %c", d->shortopt);
+	switch (kind) {
+	case CLI_ARG_NONE:
+		break;
+	case CLI_ARG_CHOICE:
+		fputs(file ? " -r -F -a '" : " -x -a '", fp);
+		put_values(fp, &v);
+		fputc('\'', fp);
+		break;
+	case CLI_ARG_FILE:
+		fputs(" -r -F", fp);
+		break;
+	case CLI_ARG_DIR:
+		fputs(" -x -a '(__fish_complete_directories)'", fp);
+		break;
+	case CLI_ARG_HOSTS:
+		fputs(" -x -a '(__jaccl_config_hosts)'", fp);
+		break;
+	case CLI_ARG_WORD:
+		fputs(" -x", fp);
+		break;
+	}
+	fputs(" -d ", fp);
+	fish_quoted(fp, d->help);
+	fputc('\n', fp);
+	strv_free(&v);
+}
+
 static void
 fish_script(FILE *fp)
 {
@@ -433,43 +471,8 @@ fish_script(FILE *fp)
 		if (!visible(c))
 			continue;
 		cmd_options(c, opts, JC_ARRAY_LEN(opts));
-		for (size_t k = 0; opts[k] != NULL; k++) {
-			const struct jc_optdef *d = opts[k];
-			struct jc_strv v = { 0 };
-			bool file;
-			enum cli_argkind kind = cli_opt_arg(d, &v, &file);
-
-			fprintf(fp, "complete -c %s -n 'test (__jaccl_config_cmd) = %s' -l %s",
-			    JC_PROG, c->name, d->name);
-			if (d->shortopt)
-				fprintf(fp, " -s %c", d->shortopt);
-			switch (kind) {
-			case CLI_ARG_NONE:
-				break;
-			case CLI_ARG_CHOICE:
-				fputs(file ? " -r -F -a '" : " -x -a '", fp);
-				for (size_t j = 0; j < v.n; j++)
-					fprintf(fp, "%s%s", j ? " " : "", v.v[j]);
-				fputc('\'', fp);
-				break;
-			case CLI_ARG_FILE:
-				fputs(" -r -F", fp);
-				break;
-			case CLI_ARG_DIR:
-				fputs(" -x -a '(__fish_complete_directories)'", fp);
-				break;
-			case CLI_ARG_HOSTS:
-				fputs(" -x -a '(__jaccl_config_hosts)'", fp);
-				break;
-			case CLI_ARG_WORD:
-				fputs(" -x", fp);
-				break;
-			}
-			fputs(" -d ", fp);
-			fish_quoted(fp, d->help);
-			fputc('\n', fp);
-			strv_free(&v);
-		}
+		for (size_t k = 0; opts[k] != NULL; k++)
+			fish_option(fp, c, opts[k]);
 	}
 	fprintf(fp, "complete -c %s -n 'test (__jaccl_config_cmd) = check' -F\n", JC_PROG);
 }
