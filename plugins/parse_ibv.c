@@ -77,11 +77,8 @@ parse_ibv_netdev(const char *name)
 void
 parse_rdma_free(struct jc_rdma_dev *devs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(devs[i].name);
-		free(devs[i].netdev);
-		free(devs[i].guid);
-	}
+	for (size_t i = 0; i < n; i++)
+		jc_rdma_dev_clear(&devs[i]);
 	free(devs);
 }
 

@@ -367,6 +367,22 @@ jc_port_state_name(enum jc_port_state st)
 }
 
 void
+jc_hwport_clear(struct jc_hwport *p)
+{
+	free(p->port);
+	free(p->device);
+	free(p->mac);
+}
+
+void
+jc_rdma_dev_clear(struct jc_rdma_dev *d)
+{
+	free(d->name);
+	free(d->netdev);
+	free(d->guid);
+}
+
+void
 jc_port_clear(struct jc_port *p)
 {
 	free(p->receptacle);
@@ -407,20 +423,14 @@ jc_host_clear(struct jc_host *h)
 	for (size_t i = 0; i < h->nports; i++)
 		jc_port_clear(&h->ports[i]);
 	free(h->ports);
-	for (size_t i = 0; i < h->nhwports; i++) {
-		free(h->hwports[i].port);
-		free(h->hwports[i].device);
-		free(h->hwports[i].mac);
-	}
+	for (size_t i = 0; i < h->nhwports; i++)
+		jc_hwport_clear(&h->hwports[i]);
 	free(h->hwports);
 	for (size_t i = 0; i < h->nifaces; i++)
 		jc_iface_clear(&h->ifaces[i]);
 	free(h->ifaces);
-	for (size_t i = 0; i < h->nrdma; i++) {
-		free(h->rdma[i].name);
-		free(h->rdma[i].netdev);
-		free(h->rdma[i].guid);
-	}
+	for (size_t i = 0; i < h->nrdma; i++)
+		jc_rdma_dev_clear(&h->rdma[i]);
 	free(h->rdma);
 	free(h->mgmt_ip);
 	free(h->mgmt_iface);
