@@ -205,8 +205,12 @@ strv_free(struct jc_strv *sv)
 	sv->n = 0;
 }
 
-bool
-jc_plain_word(const char *s)
+/*
+ * s is one word of at most max characters, letters, digits and those of
+ * extra, and does not start with '-' (no option to a remote command).
+ */
+static bool
+word_of(const char *s, size_t max, const char *extra)
 {
 	size_t n = 0;
 
@@ -215,29 +219,22 @@ jc_plain_word(const char *s)
 	for (; *s; s++, n++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (n >= 255)
+		if (n >= max || !(isalnum(c) || strchr(extra, c) != NULL))
 			return false;
-		if (isalnum(c) || strchr("._-+:@%/,=", c) != NULL)
-			continue;
-		return false;
 	}
 	return true;
 }
 
 bool
+jc_plain_word(const char *s)
+{
+	return word_of(s, 255, "._-+:@%/,=");
+}
+
+bool
 jc_iface_name_ok(const char *s)
 {
-	size_t n = 0;
-
-	if (s == NULL || *s == '\0' || *s == '-')
-		return false;
-	for (; *s; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (n >= 31 || !(isalnum(c) || c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
+	return word_of(s, 31, "_.-");
 }
 
 bool
