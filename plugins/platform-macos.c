@@ -511,7 +511,7 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
 {
-	const struct jc_iface *br = plan_iface_find(h, "bridge0");
+	const struct jc_iface *br = jc_host_iface(h, "bridge0");
 	char net[24];
 
 	plan_act(ph, &ph->cmds, br == NULL, JC_ACT_BRIDGE_DOWN, &(struct jc_act_arg){ 0 });

@@ -118,9 +118,6 @@ int plan_check(const struct plan *p, const struct graph *g, struct jc_err *err);
 void plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
     const struct jc_act_arg *a);
 
-/* h's interface called name (borrowed), or NULL. */
-const struct jc_iface *plan_iface_find(const struct jc_host *h, const char *name);
-
 /* True when name is one of ph's cable interfaces. */
 bool plan_is_cable_iface(const struct plan_host *ph, const char *name);
 

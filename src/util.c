@@ -404,6 +404,15 @@ jc_iface_clear(struct jc_iface *i)
 	memset(i, 0, sizeof(*i));
 }
 
+const struct jc_iface *
+jc_host_iface(const struct jc_host *h, const char *name)
+{
+	for (size_t i = 0; i < h->nifaces; i++)
+		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
+			return &h->ifaces[i];
+	return NULL;
+}
+
 void
 jc_host_clear(struct jc_host *h)
 {
