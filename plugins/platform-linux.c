@@ -221,19 +221,14 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 static void
 linux_setup(struct plan_host *ph, const struct jc_host *h)
 {
-	char net[24];
-
 	(void)h;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
 
-		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
-		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_addr_set(ph, ad);
 		plan_act(ph, &ph->cmds, false, JC_ACT_LINK_UP,
 		    &(struct jc_act_arg){ .iface = ad->iface });
-		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+		plan_route_set(ph, ad);
 	}
 }
 

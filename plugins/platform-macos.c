@@ -512,7 +512,6 @@ static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
 {
 	const struct jc_iface *br = jc_host_iface(h, "bridge0");
-	char net[24];
 
 	plan_act(ph, &ph->cmds, br == NULL, JC_ACT_BRIDGE_DOWN, &(struct jc_act_arg){ 0 });
 	for (size_t m = 0; br != NULL && m < br->nmembers; m++)
@@ -522,13 +521,10 @@ macos_setup(struct plan_host *ph, const struct jc_host *h)
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
 
-		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
-		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_addr_set(ph, ad);
 		plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
 		    &(struct jc_act_arg){ .peer = ad->peer_ip });
-		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+		plan_route_set(ph, ad);
 	}
 }
 

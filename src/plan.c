@@ -86,6 +86,23 @@ plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum
 	c->argv[c->argc] = NULL;
 }
 
+void
+plan_addr_set(struct plan_host *ph, const struct plan_addr *ad)
+{
+	char net[24];
+
+	snprintf(net, sizeof(net), "%s/30", ad->ip);
+	plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
+	    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+}
+
+void
+plan_route_set(struct plan_host *ph, const struct plan_addr *ad)
+{
+	plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
+	    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+}
+
 static void
 fact_query(const struct plan_host *ph, struct plan_fact *f)
 {
