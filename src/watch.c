@@ -269,10 +269,11 @@ tri_json(int t)
 static json_t *
 cable_json(const struct watch_cable *c)
 {
-	json_t *ends = json_array();
+	json_t *ends;
 
 	if (c == NULL)
 		return json_null();
+	ends = json_array();
 	for (int e = 0; e < 2; e++) {
 		const struct watch_end *w = &c->end[e];
 
