@@ -22,6 +22,19 @@ parse_ibv_state_name(enum jc_port_state st)
 	return jc_port_state_name(st);
 }
 
+/* The port state words of ibv_devinfo and sysfs, less "PORT_". */
+static const struct {
+	const char *name;
+	enum jc_port_state st;
+} ibv_states[] = {
+	{ "DOWN", JC_PORT_DOWN },
+	{ "INIT", JC_PORT_INIT },
+	{ "ARMED", JC_PORT_ARMED },
+	{ "ACTIVE", JC_PORT_ACTIVE },
+	{ "ACTIVE_DEFER", JC_PORT_ACTIVE },
+	{ "NOP", JC_PORT_DOWN },
+};
+
 enum jc_port_state
 parse_ibv_state(const char *s)
 {
@@ -45,18 +58,9 @@ parse_ibv_state(const char *s)
 	n = 0;
 	while (isalpha((unsigned char)s[n]) || s[n] == '_')
 		n++;
-	if (n == 4 && strncmp(s, "DOWN", 4) == 0)
-		return JC_PORT_DOWN;
-	if (n == 4 && strncmp(s, "INIT", 4) == 0)
-		return JC_PORT_INIT;
-	if (n == 5 && strncmp(s, "ARMED", 5) == 0)
-		return JC_PORT_ARMED;
-	if (n == 6 && strncmp(s, "ACTIVE", 6) == 0)
-		return JC_PORT_ACTIVE;
-	if (n == 12 && strncmp(s, "ACTIVE_DEFER", 12) == 0)
-		return JC_PORT_ACTIVE;
-	if (n == 3 && strncmp(s, "NOP", 3) == 0)
-		return JC_PORT_DOWN;
+	for (size_t i = 0; i < JC_ARRAY_LEN(ibv_states); i++)
+		if (strlen(ibv_states[i].name) == n && strncmp(s, ibv_states[i].name, n) == 0)
+			return ibv_states[i].st;
 	return JC_PORT_UNKNOWN;
 }
 
@@ -73,11 +77,8 @@ parse_ibv_netdev(const char *name)
 void
 parse_rdma_free(struct jc_rdma_dev *devs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(devs[i].name);
-		free(devs[i].netdev);
-		free(devs[i].guid);
-	}
+	for (size_t i = 0; i < n; i++)
+		jc_rdma_dev_clear(&devs[i]);
 	free(devs);
 }
 

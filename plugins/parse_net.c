@@ -51,11 +51,8 @@ starts(const char *s, const char *p)
 void
 parse_hwports_free(struct jc_hwport *ports, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(ports[i].port);
-		free(ports[i].device);
-		free(ports[i].mac);
-	}
+	for (size_t i = 0; i < n; i++)
+		jc_hwport_clear(&ports[i]);
 	free(ports);
 }
 

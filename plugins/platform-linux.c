@@ -73,14 +73,6 @@ not_run(const struct jc_raw_out *o)
 	return o == NULL || o->status == 126 || o->status == 127;
 }
 
-static void
-notes_to_host(struct jc_host *h, const char *file, struct jc_strv *notes)
-{
-	for (size_t i = 0; i < notes->n; i++)
-		platform_note(h, "%s: %s", file, notes->v[i]);
-	strv_free(notes);
-}
-
 static int
 linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 {
@@ -116,7 +108,7 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			strv_free(&notes);
 			return jc_fail(err, -EINVAL, "%s: %s", addr->name, e2.msg);
 		}
-		notes_to_host(h, addr->name, &notes);
+		platform_notes_from(h, addr->name, &notes);
 	} else {
 		platform_note(h, "ip -j addr not captured; interfaces unknown");
 	}
@@ -125,7 +117,7 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			strv_free(&notes);
 			return jc_fail(err, -EINVAL, "%s: %s", link->name, e2.msg);
 		}
-		notes_to_host(h, link->name, &notes);
+		platform_notes_from(h, link->name, &notes);
 	}
 	if (h->mgmt_iface == NULL && h->mgmt_ip != NULL)
 		for (size_t i = 0; i < h->nifaces && h->mgmt_iface == NULL; i++)
@@ -137,7 +129,7 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 
 	if (!not_run(o = raw_get(raw, "infiniband.txt"))) {
 		parse_linux_infiniband(o->data, &h->rdma, &h->nrdma, &notes);
-		notes_to_host(h, o->name, &notes);
+		platform_notes_from(h, o->name, &notes);
 		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 		h->rdma_enabled = h->rdma_listed;
 	} else {
@@ -146,20 +138,20 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 
 	if (!not_run(o = raw_get(raw, "thunderbolt.txt"))) {
 		parse_linux_thunderbolt(o->data, &h->ports, &h->nports, &notes);
-		notes_to_host(h, o->name, &notes);
+		platform_notes_from(h, o->name, &notes);
 	}
 	if (!not_run(o = raw_get(raw, "neigh.txt")) && o->len > 0) {
 		if (parse_ip_neigh(o->data, o->len, &nb, &nnb, &notes, &e2) < 0) {
 			strv_free(&notes);
 			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
 		}
-		notes_to_host(h, o->name, &notes);
+		platform_notes_from(h, o->name, &notes);
 	} else {
 		platform_note(h, "neighbour discovery not captured; cable peers unknown");
 	}
 	parse_linux_mac_ports(h, nb, nnb, &notes);
 	h->ports_known = h->nports > 0 || h->nifaces > 0;
-	notes_to_host(h, "neigh.txt", &notes);
+	platform_notes_from(h, "neigh.txt", &notes);
 	parse_neigh_free(nb, nnb);
 
 	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
@@ -175,18 +167,6 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 
 /* ---- setup, state and restore ---- */
 
-static void
-push(struct jc_strv *argv, ...)
-{
-	va_list ap;
-	const char *w;
-
-	va_start(ap, argv);
-	while ((w = va_arg(ap, const char *)) != NULL)
-		strv_push(argv, w);
-	va_end(ap);
-}
-
 static int
 linux_route_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
@@ -194,15 +174,15 @@ linux_route_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *arg
 
 	snprintf(net, sizeof(net), "%s/32", a->peer);
 	if (act == JC_ACT_ROUTE_DEL) {
-		push(argv, "sudo", "ip", "route", "del", net, NULL);
+		platform_argv(argv, "sudo", "ip", "route", "del", net, NULL);
 		if (a->iface != NULL)
-			push(argv, "dev", a->iface, NULL);
+			platform_argv(argv, "dev", a->iface, NULL);
 		return 0;
 	}
-	push(argv, "sudo", "ip", "route", "replace", net, NULL);
+	platform_argv(argv, "sudo", "ip", "route", "replace", net, NULL);
 	if (a->via != NULL)
-		push(argv, "via", a->via, NULL);
-	push(argv, "dev", a->iface, NULL);
+		platform_argv(argv, "via", a->via, NULL);
+	platform_argv(argv, "dev", a->iface, NULL);
 	return 0;
 }
 
@@ -211,18 +191,19 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
 	switch (act) {
 	case JC_ACT_ADDR_SET:
-		push(argv, "sudo", "ip", "addr", "replace", a->addr, "dev", a->iface, NULL);
+		platform_argv(argv, "sudo", "ip", "addr", "replace", a->addr, "dev", a->iface,
+		    NULL);
 		return 0;
 	case JC_ACT_ADDR_ADD:
-		push(argv, "sudo", "ip", "addr", "add", a->addr, "dev", a->iface, NULL);
+		platform_argv(argv, "sudo", "ip", "addr", "add", a->addr, "dev", a->iface, NULL);
 		return 0;
 	case JC_ACT_ADDR_DEL:
-		push(argv, "sudo", "ip", "addr", "del", a->addr, "dev", a->iface, NULL);
+		platform_argv(argv, "sudo", "ip", "addr", "del", a->addr, "dev", a->iface, NULL);
 		return 0;
 	case JC_ACT_LINK_UP:
 	case JC_ACT_LINK_DOWN:
-		push(argv, "sudo", "ip", "link", "set", a->iface, act == JC_ACT_LINK_UP ? "up" :
-		    "down", NULL);
+		platform_argv(argv, "sudo", "ip", "link", "set", a->iface,
+		    act == JC_ACT_LINK_UP ? "up" : "down", NULL);
 		return 0;
 	case JC_ACT_ROUTE_SET:
 	case JC_ACT_ROUTE_DEL:
@@ -240,19 +221,14 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 static void
 linux_setup(struct plan_host *ph, const struct jc_host *h)
 {
-	char net[24];
-
 	(void)h;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
 
-		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
-		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_addr_set(ph, ad);
 		plan_act(ph, &ph->cmds, false, JC_ACT_LINK_UP,
 		    &(struct jc_act_arg){ .iface = ad->iface });
-		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+		plan_route_set(ph, ad);
 	}
 }
 

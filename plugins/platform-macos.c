@@ -87,15 +87,6 @@ has_suffix(const char *s, const char *p)
 	return a >= b && strcmp(s + a - b, p) == 0;
 }
 
-/* Note every output in notes with the file it came from. */
-static void
-take_notes_from(struct jc_host *h, const char *file, struct jc_strv *notes)
-{
-	for (size_t i = 0; i < notes->n; i++)
-		platform_note(h, "%s: %s", file, notes->v[i]);
-	strv_free(notes);
-}
-
 static int
 parse_thunderbolt(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 {
@@ -125,7 +116,7 @@ parse_thunderbolt(struct jc_host *h, const struct jc_raw *raw, struct jc_err *er
 			strv_free(&notes);
 			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
 		}
-		take_notes_from(h, o->name, &notes);
+		platform_notes_from(h, o->name, &notes);
 		h->ports_known = true;
 		return 0;
 	}
@@ -150,7 +141,7 @@ parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		strv_free(&notes);
 		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
 	}
-	take_notes_from(h, o->name, &notes);
+	platform_notes_from(h, o->name, &notes);
 	for (size_t i = 0; i < h->nports; i++) {
 		struct jc_port *p = &h->ports[i];
 		char *want;
@@ -192,7 +183,7 @@ parse_ifaces(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				strv_free(&notes);
 				return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
 			}
-			take_notes_from(h, o->name, &notes);
+			platform_notes_from(h, o->name, &notes);
 			any = true;
 		}
 	if (!any)
@@ -249,7 +240,7 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			strv_free(&notes);
 			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
 		}
-		take_notes_from(h, o->name, &notes);
+		platform_notes_from(h, o->name, &notes);
 		listed = true;
 		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 	} else if (o != NULL) {
@@ -271,7 +262,7 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				strv_free(&notes);
 				return jc_fail(err, -EINVAL, "%s: %s", d->name, e2.msg);
 			}
-			take_notes_from(h, d->name, &notes);
+			platform_notes_from(h, d->name, &notes);
 			info = true;
 			for (size_t j = 0; j < n; j++) {
 				struct jc_rdma_dev *x = find_dev(h->rdma, h->nrdma, devs[j].name);
@@ -440,18 +431,6 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 
 /* ---- setup, state and restore ---- */
 
-static void
-push(struct jc_strv *argv, ...)
-{
-	va_list ap;
-	const char *w;
-
-	va_start(ap, argv);
-	while ((w = va_arg(ap, const char *)) != NULL)
-		strv_push(argv, w);
-	va_end(ap);
-}
-
 /* "A/L" split into A and the dotted mask of L (32 without "/L"). */
 static int
 addr_mask(const char *addr, char ip[16], char **mask)
@@ -477,11 +456,13 @@ macos_addr_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv
 	if (addr_mask(a->addr, ip, &mask) != 0)
 		return -EINVAL;
 	if (act == JC_ACT_ADDR_SET)
-		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask, NULL);
+		platform_argv(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask,
+		    NULL);
 	else if (act == JC_ACT_ADDR_ADD)
-		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask, "alias", NULL);
+		platform_argv(argv, "sudo", "ifconfig", a->iface, "inet", ip, "netmask", mask,
+		    "alias", NULL);
 	else
-		push(argv, "sudo", "ifconfig", a->iface, "inet", ip, "-alias", NULL);
+		platform_argv(argv, "sudo", "ifconfig", a->iface, "inet", ip, "-alias", NULL);
 	free(mask);
 	return 0;
 }
@@ -496,23 +477,24 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 		return macos_addr_cmd(act, a, argv);
 	case JC_ACT_ROUTE_SET:
 		if (a->via != NULL)
-			push(argv, "sudo", "route", "-n", "add", "-host", a->peer, a->via, NULL);
+			platform_argv(argv, "sudo", "route", "-n", "add", "-host", a->peer, a->via,
+			    NULL);
 		else
-			push(argv, "sudo", "route", "-n", "add", "-host", a->peer, "-interface",
-			    a->iface, NULL);
+			platform_argv(argv, "sudo", "route", "-n", "add", "-host", a->peer,
+			    "-interface", a->iface, NULL);
 		return 0;
 	case JC_ACT_ROUTE_DEL:
-		push(argv, "sudo", "route", "-n", "delete", "-host", a->peer, NULL);
+		platform_argv(argv, "sudo", "route", "-n", "delete", "-host", a->peer, NULL);
 		return 0;
 	case JC_ACT_BRIDGE_UP:
 	case JC_ACT_BRIDGE_DOWN:
-		push(argv, "sudo", "ifconfig", "bridge0", act == JC_ACT_BRIDGE_UP ? "up" : "down",
-		    NULL);
+		platform_argv(argv, "sudo", "ifconfig", "bridge0",
+		    act == JC_ACT_BRIDGE_UP ? "up" : "down", NULL);
 		return 0;
 	case JC_ACT_BRIDGE_ADDM:
 	case JC_ACT_BRIDGE_DELM:
-		push(argv, "sudo", "ifconfig", "bridge0", act == JC_ACT_BRIDGE_ADDM ? "addm" :
-		    "deletem", a->iface, NULL);
+		platform_argv(argv, "sudo", "ifconfig", "bridge0",
+		    act == JC_ACT_BRIDGE_ADDM ? "addm" : "deletem", a->iface, NULL);
 		return 0;
 	case JC_ACT_LINK_UP:
 	case JC_ACT_LINK_DOWN:
@@ -529,8 +511,7 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
 {
-	const struct jc_iface *br = plan_iface_find(h, "bridge0");
-	char net[24];
+	const struct jc_iface *br = jc_host_iface(h, "bridge0");
 
 	plan_act(ph, &ph->cmds, br == NULL, JC_ACT_BRIDGE_DOWN, &(struct jc_act_arg){ 0 });
 	for (size_t m = 0; br != NULL && m < br->nmembers; m++)
@@ -540,13 +521,10 @@ macos_setup(struct plan_host *ph, const struct jc_host *h)
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
 
-		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
-		    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+		plan_addr_set(ph, ad);
 		plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
 		    &(struct jc_act_arg){ .peer = ad->peer_ip });
-		plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+		plan_route_set(ph, ad);
 	}
 }
 

@@ -182,3 +182,23 @@ platform_note(struct jc_host *h, const char *fmt, ...)
 	h->notes[h->nnotes++] = xvasprintf(fmt, ap);
 	va_end(ap);
 }
+
+void
+platform_notes_from(struct jc_host *h, const char *file, struct jc_strv *notes)
+{
+	for (size_t i = 0; i < notes->n; i++)
+		platform_note(h, "%s: %s", file, notes->v[i]);
+	strv_free(notes);
+}
+
+void
+platform_argv(struct jc_strv *argv, ...)
+{
+	va_list ap;
+	const char *w;
+
+	va_start(ap, argv);
+	while ((w = va_arg(ap, const char *)) != NULL)
+		strv_push(argv, w);
+	va_end(ap);
+}

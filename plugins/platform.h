@@ -175,6 +175,12 @@ const char *platform_os_display(enum jc_os os);
 void platform_note(struct jc_host *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Note each of notes on h as "FILE: note", then free notes. */
+void platform_notes_from(struct jc_host *h, const char *file, struct jc_strv *notes);
+
+/* Append the words that follow to argv, up to a NULL. */
+void platform_argv(struct jc_strv *argv, ...) __attribute__((sentinel));
+
 /* Largest raw output a backend accepts (bytes); a larger one is an error. */
 #define PLATFORM_MAX_OUTPUT (8u * 1024 * 1024)
 

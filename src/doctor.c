@@ -124,15 +124,6 @@ need_graph(const struct doctor_input *in, struct doctor_report *r)
 	return false;
 }
 
-static const struct jc_iface *
-find_iface(const struct jc_host *h, const char *name)
-{
-	for (size_t i = 0; i < h->nifaces; i++)
-		if (strcmp(h->ifaces[i].name, name) == 0)
-			return &h->ifaces[i];
-	return NULL;
-}
-
 static const struct jc_rdma_dev *
 find_rdma(const struct jc_host *h, const char *name)
 {
@@ -483,7 +474,7 @@ need_ipv4(const struct doctor_input *in, struct doctor_report *r, size_t i, cons
 		unknown_said[i] = true;
 		return;
 	}
-	if ((f = find_iface(h, iface)) == NULL || f->ninet > 0)
+	if ((f = jc_host_iface(h, iface)) == NULL || f->ninet > 0)
 		return;		/* a missing one is hostfile-ifaces' finding */
 	fix = xasprintf("run `jaccl-config configure` (one /30 per cable), or sudo ifconfig "
 	    "%s inet ADDR netmask 255.255.255.252", iface);
@@ -721,7 +712,7 @@ chk_hostfile_ifaces(const struct doctor_input *in, struct doctor_report *r)
 				nd = rdma_netdev(h, dev);
 				if ((h->rdma_listed == JC_YES && h->nrdma > 0 &&
 				    find_rdma(h, dev) == NULL) ||
-				    (h->nifaces > 0 && find_iface(h, nd) == NULL)) {
+				    (h->nifaces > 0 && jc_host_iface(h, nd) == NULL)) {
 					doctor_add_port(doctor_add(r, DOCTOR_ERROR, i, NULL, 0,
 					    "re-run `jaccl-config configure` to write a new hostfile",
 					    "%s (listed for %s) no longer exists", dev,

@@ -160,6 +160,154 @@ node_label(struct jc_buf *b, const struct jc_host *h)
 		buf_puts(b, "\\nRDMA on");
 }
 
+/* One node per host, labelled with its name (extended: model, RDMA). */
+static Agnode_t **
+dot_nodes(Agraph_t *gr, const struct graph *g, bool extended, struct jc_buf *b)
+{
+	Agnode_t **nodes = xcalloc(g->n ? g->n : 1, sizeof(*nodes));
+
+	for (size_t i = 0; i < g->n; i++) {
+		char *id = graph_node_id(i);
+
+		nodes[i] = agnode(gr, id, 1);
+		b->len = 0;
+		buf_puts(b, "");
+		if (extended)
+			node_label(b, &g->hosts[i]);
+		else
+			buf_puts(b, graph_host_label(&g->hosts[i]));
+		set(nodes[i], "label", b->data);
+		free(id);
+	}
+	return nodes;
+}
+
+/* Extended: what cable k says beyond its interfaces, and its colour by rail. */
+static void
+cable_extras(Agedge_t *e, const struct graph *g, size_t k, struct jc_buf *b)
+{
+	const struct graph_cable *c = &g->cables[k];
+	size_t rail = 0;
+
+	for (size_t q = 0; q < k; q++)
+		if (g->cables[q].end[0].host == c->end[0].host &&
+		    g->cables[q].end[1].host == c->end[1].host)
+			rail++;
+	if (c->gbps > 0)
+		buf_printf(b, "\\n%d Gb/s", c->gbps);
+	if (c->via_dock)
+		buf_puts(b, "\\nvia dock");
+	if (c->inferred)
+		buf_puts(b, "\\ninferred (no domain UUID)");
+	if (c->rdma == JC_NO)
+		buf_puts(b, "\\nno RDMA");
+	set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
+	if (c->rdma == JC_NO)
+		set(e, "style", "dashed");
+	if (c->link == GRAPH_LINK_TB5)
+		set(e, "penwidth", "2");
+}
+
+/* One edge per cable, labelled with its two interfaces. */
+static void
+dot_cables(Agraph_t *gr, Agnode_t **nodes, const struct graph *g, bool extended,
+    struct jc_buf *b)
+{
+	for (size_t k = 0; k < g->ncables; k++) {
+		const struct graph_cable *c = &g->cables[k];
+		Agedge_t *e = agedge(gr, nodes[c->end[0].host], nodes[c->end[1].host], NULL, 1);
+
+		b->len = 0;
+		buf_printf(b, "%s/%s", c->end[0].iface, c->end[1].iface);
+		if (extended)
+			cable_extras(e, g, k, b);
+		set(e, "label", b->data);
+	}
+}
+
+/* Missing mesh links. */
+static void
+dot_missing(Agraph_t *gr, Agnode_t **nodes, const struct graph *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		for (size_t j = i + 1; j < g->n; j++) {
+			Agedge_t *e;
+
+			if (graph_count(g, i, j, false) > 0 || joined_no_iface(g, i, j))
+				continue;
+			e = agedge(gr, nodes[i], nodes[j], NULL, 1);
+			set(e, "color", "red");
+			set(e, "style", "dotted");
+			set(e, "label", "missing");
+		}
+	}
+}
+
+/* The cgraph label of a cable one of whose ends has no interface name. */
+static void
+no_iface_edge_label(struct jc_buf *b, const struct graph *g, const struct graph_stray *st)
+{
+	const struct jc_port *pt = &g->hosts[st->host].ports[st->port];
+	const struct jc_port *qt = &g->hosts[st->peer_host].ports[st->peer_port];
+	char *ends = graph_no_iface_ends(g, st);
+
+	buf_printf(b, "%s/%s\\nno interface at %s", pt->iface ? pt->iface : "?",
+	    qt->iface ? qt->iface : "?", ends);
+	free(ends);
+	if (pt->peer_inferred || qt->peer_inferred)
+		buf_puts(b, "\\ninferred (no domain UUID)");
+	if (pt->link_gbps > 0 || qt->link_gbps > 0)
+		buf_printf(b, "\\n%d Gb/s", pt->link_gbps > 0 &&
+		    (qt->link_gbps <= 0 || pt->link_gbps < qt->link_gbps) ?
+		    pt->link_gbps : qt->link_gbps);
+}
+
+/* The dashed node standing for a peer port no listed host has. */
+static Agnode_t *
+outside_node(Agraph_t *gr, size_t s, const char *peer_id, struct jc_buf *b)
+{
+	char *pid = xasprintf("peer_%zu", s);
+	Agnode_t *other = agnode(gr, pid, 1);
+
+	b->len = 0;
+	buf_printf(b, "not listed\\n%.13s", peer_id);
+	set(other, "label", b->data);
+	set(other, "style", "dashed");
+	set(other, "color", "gray");
+	free(pid);
+	return other;
+}
+
+/* Ports whose peer is elsewhere or does not see them back. */
+static void
+dot_strays(Agraph_t *gr, Agnode_t **nodes, const struct graph *g, struct jc_buf *b)
+{
+	for (size_t s = 0; s < g->nstrays; s++) {
+		const struct graph_stray *st = &g->strays[s];
+		const struct jc_port *pt = &g->hosts[st->host].ports[st->port];
+		Agnode_t *other;
+		Agedge_t *e;
+
+		if (st->kind == GRAPH_STRAY_SELF)
+			continue;
+		if (st->kind == GRAPH_STRAY_OUTSIDE)
+			other = outside_node(gr, s, st->peer_id, b);
+		else
+			other = nodes[st->peer_host];
+		e = agedge(gr, nodes[st->host], other, NULL, 1);
+		b->len = 0;
+		if (st->kind == GRAPH_STRAY_NO_IFACE)
+			/* one edge for the cable, whatever end lacks a name */
+			no_iface_edge_label(b, g, st);
+		else
+			buf_printf(b, "%s%s", pt->iface ? pt->iface : "?",
+			    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" : "");
+		set(e, "label", b->data);
+		set(e, "color", "gray");
+		set(e, "style", "dashed");
+	}
+}
+
 Agraph_t *
 dot_build(const struct graph *g, bool extended, struct jc_err *err)
 {
@@ -172,109 +320,11 @@ dot_build(const struct graph *g, bool extended, struct jc_err *err)
 		return NULL;
 	}
 	agattr(gr, AGNODE, (char *)"shape", (char *)"rectangle");
-	nodes = xcalloc(g->n ? g->n : 1, sizeof(*nodes));
-	for (size_t i = 0; i < g->n; i++) {
-		char *id = graph_node_id(i);
-
-		nodes[i] = agnode(gr, id, 1);
-		b.len = 0;
-		buf_puts(&b, "");
-		if (extended)
-			node_label(&b, &g->hosts[i]);
-		else
-			buf_puts(&b, graph_host_label(&g->hosts[i]));
-		set(nodes[i], "label", b.data);
-		free(id);
-	}
-	for (size_t k = 0; k < g->ncables; k++) {
-		const struct graph_cable *c = &g->cables[k];
-		Agedge_t *e = agedge(gr, nodes[c->end[0].host], nodes[c->end[1].host], NULL, 1);
-		size_t rail = 0;
-
-		b.len = 0;
-		buf_printf(&b, "%s/%s", c->end[0].iface, c->end[1].iface);
-		if (extended) {
-			for (size_t q = 0; q < k; q++)
-				if (g->cables[q].end[0].host == c->end[0].host &&
-				    g->cables[q].end[1].host == c->end[1].host)
-					rail++;
-			if (c->gbps > 0)
-				buf_printf(&b, "\\n%d Gb/s", c->gbps);
-			if (c->via_dock)
-				buf_puts(&b, "\\nvia dock");
-			if (c->inferred)
-				buf_puts(&b, "\\ninferred (no domain UUID)");
-			if (c->rdma == JC_NO)
-				buf_puts(&b, "\\nno RDMA");
-			set(e, "color", RAIL[rail % JC_ARRAY_LEN(RAIL)]);
-			if (c->rdma == JC_NO)
-				set(e, "style", "dashed");
-			if (c->link == GRAPH_LINK_TB5)
-				set(e, "penwidth", "2");
-		}
-		set(e, "label", b.data);
-	}
+	nodes = dot_nodes(gr, g, extended, &b);
+	dot_cables(gr, nodes, g, extended, &b);
 	if (extended) {
-		/* Missing mesh links. */
-		for (size_t i = 0; i < g->n; i++) {
-			for (size_t j = i + 1; j < g->n; j++) {
-				Agedge_t *e;
-
-				if (graph_count(g, i, j, false) > 0 || joined_no_iface(g, i, j))
-					continue;
-				e = agedge(gr, nodes[i], nodes[j], NULL, 1);
-				set(e, "color", "red");
-				set(e, "style", "dotted");
-				set(e, "label", "missing");
-			}
-		}
-		/* Ports whose peer is elsewhere or does not see them back. */
-		for (size_t s = 0; s < g->nstrays; s++) {
-			const struct graph_stray *st = &g->strays[s];
-			const struct jc_port *pt = &g->hosts[st->host].ports[st->port];
-			Agnode_t *other;
-			Agedge_t *e;
-			char *pid;
-
-			if (st->kind == GRAPH_STRAY_OUTSIDE) {
-				pid = xasprintf("peer_%zu", s);
-				other = agnode(gr, pid, 1);
-				b.len = 0;
-				buf_printf(&b, "not listed\\n%.13s", st->peer_id);
-				set(other, "label", b.data);
-				set(other, "style", "dashed");
-				set(other, "color", "gray");
-				free(pid);
-			} else if (st->kind == GRAPH_STRAY_SELF) {
-				continue;
-			} else {
-				other = nodes[st->peer_host];
-			}
-			e = agedge(gr, nodes[st->host], other, NULL, 1);
-			b.len = 0;
-			if (st->kind == GRAPH_STRAY_NO_IFACE) {
-				/* one edge for the cable, whatever end lacks a name */
-				const struct jc_port *qt =
-				    &g->hosts[st->peer_host].ports[st->peer_port];
-				char *ends = graph_no_iface_ends(g, st);
-
-				buf_printf(&b, "%s/%s\\nno interface at %s", pt->iface ? pt->iface : "?",
-				    qt->iface ? qt->iface : "?", ends);
-				free(ends);
-				if (pt->peer_inferred || qt->peer_inferred)
-					buf_puts(&b, "\\ninferred (no domain UUID)");
-				if (pt->link_gbps > 0 || qt->link_gbps > 0)
-					buf_printf(&b, "\\n%d Gb/s", pt->link_gbps > 0 &&
-					    (qt->link_gbps <= 0 || pt->link_gbps < qt->link_gbps) ?
-					    pt->link_gbps : qt->link_gbps);
-			} else {
-				buf_printf(&b, "%s%s", pt->iface ? pt->iface : "?",
-				    st->kind == GRAPH_STRAY_ONE_SIDED ? "\\none-sided" : "");
-			}
-			set(e, "label", b.data);
-			set(e, "color", "gray");
-			set(e, "style", "dashed");
-		}
+		dot_missing(gr, nodes, g);
+		dot_strays(gr, nodes, g, &b);
 	}
 	buf_free(&b);
 	free(nodes);

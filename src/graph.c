@@ -229,13 +229,170 @@ pair_index(struct graph *g, bool rdma)
 	}
 }
 
+/* What graph_build carries from one step to the next. */
+struct build {
+	struct graph *g;
+	struct id_ent *ents;	/* every port that has an id, sorted by id */
+	size_t nents;
+	size_t cap_cables;
+	bool **assigned;	/* [host][port]: its cable is already counted */
+};
+
+/* Host i's ports sorted by interface name as text; its ids into the index. */
+static void
+host_port_order(struct build *bd, size_t i)
+{
+	const struct jc_host *h = &bd->g->hosts[i];
+	struct sort_port *sp = xcalloc(h->nports ? h->nports : 1, sizeof(*sp));
+
+	for (size_t p = 0; p < h->nports; p++) {
+		sp[p].iface = h->ports[p].iface;
+		sp[p].idx = p;
+		if (h->ports[p].id != NULL) {
+			bd->ents[bd->nents].id = h->ports[p].id;
+			bd->ents[bd->nents].host = i;
+			bd->ents[bd->nents].port = p;
+			bd->nents++;
+		}
+	}
+	qsort(sp, h->nports, sizeof(*sp), sort_port_cmp);
+	bd->g->order[i] = xcalloc(h->nports ? h->nports : 1, sizeof(size_t));
+	for (size_t p = 0; p < h->nports; p++)
+		bd->g->order[i][p] = sp[p].idx;
+	bd->g->norder[i] = h->nports;
+	bd->assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
+	free(sp);
+}
+
+/* Two ports of host i with the same interface name: an error. */
+static int
+same_iface_check(const struct graph *g, size_t i, struct jc_err *err)
+{
+	const struct jc_host *h = &g->hosts[i];
+
+	for (size_t o = 1; o < g->norder[i]; o++) {
+		const char *a = h->ports[g->order[i][o - 1]].iface;
+		const char *b = h->ports[g->order[i][o]].iface;
+
+		if (b != NULL && a != NULL && strcmp(b, a) == 0)
+			return jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report interface %s",
+			    h->name, b);
+	}
+	return 0;
+}
+
+/* Two ports with the same id (ids sorted): an error naming the host(s). */
+static int
+same_id_check(const struct build *bd, struct jc_err *err)
+{
+	const struct jc_host *hosts = bd->g->hosts;
+
+	for (size_t k = 1; k < bd->nents; k++) {
+		const struct id_ent *x = &bd->ents[k - 1], *y = &bd->ents[k];
+		const struct jc_host *a = &hosts[x->host];
+		const struct jc_host *b = &hosts[y->host];
+
+		if (strcasecmp(x->id, y->id) != 0)
+			continue;
+		if (a == b)
+			return jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report the same id %s",
+			    a->name, y->id);
+		return jc_fail(err, -EINVAL,
+		    "%s and %s report the same Thunderbolt port id %s: is one machine listed twice?",
+		    a->name, b->name, y->id);
+	}
+	return 0;
+}
+
+/* A new zeroed cable at the end of g's list. */
+static struct graph_cable *
+cable_new(struct build *bd)
+{
+	struct graph *g = bd->g;
+	struct graph_cable *c;
+
+	if (g->ncables == bd->cap_cables) {
+		bd->cap_cables = bd->cap_cables ? 2 * bd->cap_cables : 16;
+		g->cables = xreallocarray(g->cables, bd->cap_cables, sizeof(*g->cables));
+	}
+	c = &g->cables[g->ncables++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* The cable from port p of host i to the port e names; counted per pair. */
+static void
+cable_add(struct build *bd, size_t i, size_t p, const struct id_ent *e)
+{
+	struct graph *g = bd->g;
+	size_t n = g->n;
+	const struct jc_port *pt = &g->hosts[i].ports[p];
+	const struct jc_port *qt = &g->hosts[e->host].ports[e->port];
+	struct graph_cable *c = cable_new(bd);
+
+	end_fill(&c->end[0], &g->hosts[i], i, p);
+	end_fill(&c->end[1], &g->hosts[e->host], e->host, e->port);
+	if (pt->link_gbps > 0 && qt->link_gbps > 0)
+		c->gbps = pt->link_gbps < qt->link_gbps ? pt->link_gbps : qt->link_gbps;
+	else
+		c->gbps = pt->link_gbps > 0 ? pt->link_gbps : qt->link_gbps;
+	if (c->gbps < 0)
+		c->gbps = 0;
+	c->link = link_class(c->gbps);
+	c->via_dock = pt->peer_via_dock || qt->peer_via_dock;
+	c->inferred = pt->peer_inferred || qt->peer_inferred;
+	cable_rdma(c, g->hosts);
+	g->count[i * n + e->host]++;
+	g->count[e->host * n + i]++;
+	if (c->rdma != JC_NO) {
+		g->rcount[i * n + e->host]++;
+		g->rcount[e->host * n + i]++;
+	}
+}
+
+/* Port p of host i: a cable (when first met), a stray, or nothing. */
+static void
+port_link(struct build *bd, size_t i, size_t p)
+{
+	const struct jc_host *hosts = bd->g->hosts;
+	const struct jc_port *pt = &hosts[i].ports[p];
+	const struct id_ent *e;
+	const struct jc_port *qt;
+
+	if (pt->peer_id == NULL)
+		return;
+	e = id_find(bd->ents, bd->nents, pt->peer_id);
+	if (e == NULL) {
+		stray_add(bd->g, GRAPH_STRAY_OUTSIDE, i, p, 0, 0, pt->peer_id);
+		return;
+	}
+	qt = &hosts[e->host].ports[e->port];
+	if (pt->id == NULL || qt->peer_id == NULL || strcasecmp(qt->peer_id, pt->id) != 0) {
+		stray_add(bd->g, GRAPH_STRAY_ONE_SIDED, i, p, e->host, e->port, pt->peer_id);
+		return;
+	}
+	if (e->host == i) {
+		stray_add(bd->g, GRAPH_STRAY_SELF, i, p, e->host, e->port, pt->peer_id);
+		return;
+	}
+	if (bd->assigned[i][p])
+		return;
+	bd->assigned[i][p] = true;
+	bd->assigned[e->host][e->port] = true;
+	if (pt->iface == NULL || qt->iface == NULL) {
+		/* one cable, one entry: from its first end met */
+		stray_add(bd->g, GRAPH_STRAY_NO_IFACE, i, p, e->host, e->port, pt->peer_id);
+		return;
+	}
+	cable_add(bd, i, p, e);
+}
+
 int
 graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc_err *err)
 {
 	struct graph *g = xcalloc(1, sizeof(*g));
-	struct id_ent *ents = NULL;
-	size_t nents = 0, cap_cables = 0;
-	bool **assigned;
+	struct build bd = { .g = g };
+	size_t nports = 0;
 	int r = 0;
 
 	*out = NULL;
@@ -245,132 +402,35 @@ graph_build(const struct jc_host *hosts, size_t n, struct graph **out, struct jc
 	g->norder = xcalloc(n ? n : 1, sizeof(*g->norder));
 	g->count = xcalloc(n > 0 ? n * n : 1, sizeof(*g->count));
 	g->rcount = xcalloc(n > 0 ? n * n : 1, sizeof(*g->rcount));
-	assigned = xcalloc(n ? n : 1, sizeof(*assigned));
+	bd.assigned = xcalloc(n ? n : 1, sizeof(*bd.assigned));
 	for (size_t i = 0; i < n; i++)
-		nents += hosts[i].nports;
-	ents = xcalloc(nents ? nents : 1, sizeof(*ents));
-	nents = 0;
+		nports += hosts[i].nports;
+	bd.ents = xcalloc(nports ? nports : 1, sizeof(*bd.ents));
 
-	/* Each host's ports sorted by interface name as text, and the id index. */
 	for (size_t i = 0; i < n; i++) {
-		const struct jc_host *h = &hosts[i];
-		struct sort_port *sp = xcalloc(h->nports ? h->nports : 1, sizeof(*sp));
-
-		for (size_t p = 0; p < h->nports; p++) {
-			sp[p].iface = h->ports[p].iface;
-			sp[p].idx = p;
-			if (h->ports[p].id != NULL) {
-				ents[nents].id = h->ports[p].id;
-				ents[nents].host = i;
-				ents[nents].port = p;
-				nents++;
-			}
-		}
-		qsort(sp, h->nports, sizeof(*sp), sort_port_cmp);
-		for (size_t p = 1; p < h->nports && r == 0; p++)
-			if (sp[p].iface != NULL && sp[p - 1].iface != NULL &&
-			    strcmp(sp[p].iface, sp[p - 1].iface) == 0)
-				r = jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report interface %s",
-				    h->name, sp[p].iface);
-		g->order[i] = xcalloc(h->nports ? h->nports : 1, sizeof(size_t));
-		for (size_t p = 0; p < h->nports; p++)
-			g->order[i][p] = sp[p].idx;
-		g->norder[i] = h->nports;
-		assigned[i] = xcalloc(h->nports ? h->nports : 1, sizeof(bool));
-		free(sp);
+		host_port_order(&bd, i);
+		if (r == 0)
+			r = same_iface_check(g, i, err);
 	}
 	if (r != 0)
 		goto out;
-	if (nents > 0)
-		qsort(ents, nents, sizeof(*ents), id_ent_cmp);
-	for (size_t k = 1; k < nents; k++) {
-		if (strcasecmp(ents[k - 1].id, ents[k].id) == 0) {
-			const struct jc_host *a = &hosts[ents[k - 1].host];
-			const struct jc_host *b = &hosts[ents[k].host];
-
-			if (a == b)
-				r = jc_fail(err, -EINVAL, "%s: two Thunderbolt ports report the same id %s",
-				    a->name, ents[k].id);
-			else
-				r = jc_fail(err, -EINVAL,
-				    "%s and %s report the same Thunderbolt port id %s: is one machine listed twice?",
-				    a->name, b->name, ents[k].id);
-			goto out;
-		}
-	}
+	if (bd.nents > 0)
+		qsort(bd.ents, bd.nents, sizeof(*bd.ents), id_ent_cmp);
+	r = same_id_check(&bd, err);
+	if (r != 0)
+		goto out;
 
 	/* Walk hosts, then ports in mlx order; a cable is numbered when first met. */
-	for (size_t i = 0; i < n; i++) {
-		const struct jc_host *h = &hosts[i];
-
-		for (size_t o = 0; o < g->norder[i]; o++) {
-			size_t p = g->order[i][o];
-			const struct jc_port *pt = &h->ports[p];
-			const struct id_ent *e;
-			const struct jc_port *qt;
-			struct graph_cable *c;
-
-			if (pt->peer_id == NULL)
-				continue;
-			e = id_find(ents, nents, pt->peer_id);
-			if (e == NULL) {
-				stray_add(g, GRAPH_STRAY_OUTSIDE, i, p, 0, 0, pt->peer_id);
-				continue;
-			}
-			qt = &hosts[e->host].ports[e->port];
-			if (pt->id == NULL || qt->peer_id == NULL ||
-			    strcasecmp(qt->peer_id, pt->id) != 0) {
-				stray_add(g, GRAPH_STRAY_ONE_SIDED, i, p, e->host, e->port, pt->peer_id);
-				continue;
-			}
-			if (e->host == i) {
-				stray_add(g, GRAPH_STRAY_SELF, i, p, e->host, e->port, pt->peer_id);
-				continue;
-			}
-			if (assigned[i][p])
-				continue;
-			if (pt->iface == NULL || qt->iface == NULL) {
-				/* one cable, one entry: from its first end met */
-				assigned[i][p] = true;
-				assigned[e->host][e->port] = true;
-				stray_add(g, GRAPH_STRAY_NO_IFACE, i, p, e->host, e->port, pt->peer_id);
-				continue;
-			}
-			assigned[i][p] = true;
-			assigned[e->host][e->port] = true;
-			if (g->ncables == cap_cables) {
-				cap_cables = cap_cables ? 2 * cap_cables : 16;
-				g->cables = xreallocarray(g->cables, cap_cables, sizeof(*g->cables));
-			}
-			c = &g->cables[g->ncables++];
-			memset(c, 0, sizeof(*c));
-			end_fill(&c->end[0], h, i, p);
-			end_fill(&c->end[1], &hosts[e->host], e->host, e->port);
-			if (pt->link_gbps > 0 && qt->link_gbps > 0)
-				c->gbps = pt->link_gbps < qt->link_gbps ? pt->link_gbps : qt->link_gbps;
-			else
-				c->gbps = pt->link_gbps > 0 ? pt->link_gbps : qt->link_gbps;
-			if (c->gbps < 0)
-				c->gbps = 0;
-			c->link = link_class(c->gbps);
-			c->via_dock = pt->peer_via_dock || qt->peer_via_dock;
-			c->inferred = pt->peer_inferred || qt->peer_inferred;
-			cable_rdma(c, hosts);
-			g->count[i * n + e->host]++;
-			g->count[e->host * n + i]++;
-			if (c->rdma != JC_NO) {
-				g->rcount[i * n + e->host]++;
-				g->rcount[e->host * n + i]++;
-			}
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t o = 0; o < g->norder[i]; o++)
+			port_link(&bd, i, g->order[i][o]);
 	pair_index(g, false);
 	pair_index(g, true);
 out:
 	for (size_t i = 0; i < n; i++)
-		free(assigned[i]);
-	free(assigned);
-	free(ents);
+		free(bd.assigned[i]);
+	free(bd.assigned);
+	free(bd.ents);
 	if (r != 0) {
 		graph_free(g);
 		return r;
@@ -986,20 +1046,29 @@ fail_buf(struct jc_err *err, struct jc_buf *b)
 	return r;
 }
 
+/* One line per host whose used cables (ring, or the mesh when NULL) lack RDMA. */
+static void
+rdma_lines(struct jc_buf *b, const struct graph *g, const size_t *ring, unsigned width)
+{
+	char **reasons = xcalloc(g->n ? g->n : 1, sizeof(*reasons));
+	struct jc_strv lines = { 0 };
+
+	used_problems(g, ring, width, reasons);
+	reasons_to_lines(g, reasons, &lines);
+	free(reasons);
+	for (size_t i = 0; i < lines.n; i++)
+		buf_printf(b, "%s\n", lines.v[i]);
+	strv_free(&lines);
+}
+
 /* The RDMA error: per-host lines (for the cables of ring or mesh), summary. */
 static int
 fail_rdma(const struct graph *g, const size_t *ring, unsigned width, bool mesh,
     struct jc_err *err)
 {
-	char **reasons = xcalloc(g->n ? g->n : 1, sizeof(*reasons));
-	struct jc_strv lines = { 0 };
 	struct jc_buf b = { 0 };
 
-	used_problems(g, mesh ? NULL : ring, width, reasons);
-	reasons_to_lines(g, reasons, &lines);
-	free(reasons);
-	for (size_t i = 0; i < lines.n; i++)
-		buf_printf(&b, "%s\n", lines.v[i]);
+	rdma_lines(&b, g, mesh ? NULL : ring, width);
 	if (mesh) {
 		size_t mi, mj;
 
@@ -1009,7 +1078,6 @@ fail_rdma(const struct graph *g, const size_t *ring, unsigned width, bool mesh,
 		}
 	}
 	buf_printf(&b, "\n%s", RDMA_SUMMARY);
-	strv_free(&lines);
 	return fail_buf(err, &b);
 }
 
@@ -1025,136 +1093,180 @@ choice_set(struct graph_choice *c, enum graph_backend be, const size_t *order, s
 	c->rdma = rdma;
 }
 
+/* What the cables allow: TCP ring and mesh, and the same over RDMA. */
+struct cands {
+	size_t *ring, *rring;	/* the ring found, and the RDMA ring found */
+	unsigned width, rwidth;
+	int rr, rrr;		/* GRAPH_RING_* of each search */
+	bool mesh, rmesh;
+	size_t mi, mj;		/* a pair without a cable when !mesh */
+};
+
+static void
+cands_find(const struct graph *g, struct cands *k)
+{
+	size_t n = g->n;
+
+	memset(k, 0, sizeof(*k));
+	k->ring = xcalloc(n ? n : 1, sizeof(size_t));
+	k->rring = xcalloc(n ? n : 1, sizeof(size_t));
+	k->rr = graph_find_ring(g, false, k->ring, &k->width);
+	k->mesh = graph_is_mesh(g, false, &k->mi, &k->mj);
+	k->rmesh = k->mesh && graph_is_mesh(g, true, NULL, NULL) && hosts_rdma_ok(g);
+	k->rrr = graph_find_ring(g, true, k->rring, &k->rwidth);
+	if (!hosts_rdma_ok(g))
+		k->rrr = GRAPH_RING_NONE;
+}
+
+static int
+fail_no_ring(const struct graph *g, int rr, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "Could not find a full ring.\n");
+	ring_missing_text(&b, g, false, rr);
+	buf_printf(&b, "\n\n%s", DOT_HINT);
+	return fail_buf(err, &b);
+}
+
+static int
+choose_jaccl(const struct graph *g, const struct cands *k, struct graph_choice *c,
+    struct jc_err *err)
+{
+	size_t n = g->n;
+
+	if (!k->mesh) {
+		struct jc_buf b = { 0 };
+
+		buf_printf(&b, "Incomplete mesh, %s is not connected to %s\n",
+		    g->hosts[k->mi].name, g->hosts[k->mj].name);
+		mesh_missing_text(&b, g, false, k->mi, k->mj);
+		buf_printf(&b, "\n\n%s", DOT_HINT);
+		return fail_buf(err, &b);
+	}
+	if (!k->rmesh)
+		return fail_rdma(g, NULL, 1, true, err);
+	if (n > GRAPH_MESH_MAX)
+		return jc_fail(err, -EINVAL,
+		    "JACCL's mesh supports at most %d ranks, not %zu; --backend jaccl-ring uses the same cables",
+		    GRAPH_MESH_MAX, n);
+	choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
+	return 0;
+}
+
+/* The backend the user named with --backend. */
+static int
+choose_forced(const struct graph *g, const char *forced, const struct cands *k,
+    struct graph_choice *c, struct jc_err *err)
+{
+	if (strcmp(forced, "ring") == 0) {
+		if (k->rr != GRAPH_RING_FOUND)
+			return fail_no_ring(g, k->rr, err);
+		choice_set(c, GRAPH_RING, k->ring, g->n, k->width, false);
+		return 0;
+	}
+	if (strcmp(forced, "jaccl") == 0)
+		return choose_jaccl(g, k, c, err);
+	if (strcmp(forced, "jaccl-ring") == 0) {
+		if (k->rr != GRAPH_RING_FOUND)
+			return fail_no_ring(g, k->rr, err);
+		if (k->rrr != GRAPH_RING_FOUND)
+			return fail_rdma(g, k->ring, k->width, false, err);
+		choice_set(c, GRAPH_JACCL_RING, k->rring, g->n, k->rwidth, true);
+		return 0;
+	}
+	return jc_fail(err, -EINVAL, "unknown backend '%s'", forced);
+}
+
+/* Neither a ring nor a mesh: say which pair and which ring link is missing. */
+static int
+fail_no_topology(const struct graph *g, const struct cands *k, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "Neither thunderbolt mesh nor ring found.\n");
+	if (g->n >= 2) {
+		mesh_missing_text(&b, g, false, k->mi, k->mj);
+		buf_puts(&b, "; ");
+		ring_missing_text(&b, g, false, k->rr);
+	} else {
+		buf_puts(&b, "no host to configure");
+	}
+	buf_printf(&b, "\n%s", DOT_HINT2);
+	return fail_buf(err, &b);
+}
+
+/* A mesh without RDMA and no ring at all. */
+static int
+fail_no_rdma_no_ring(const struct graph *g, int rr, struct jc_err *err)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "RDMA is not available and ring is not found.\n");
+	rdma_lines(&b, g, NULL, 1);
+	ring_missing_text(&b, g, false, rr);
+	buf_printf(&b, "\n%s", DOT_HINT2);
+	return fail_buf(err, &b);
+}
+
+/* mlx.distributed_config's own order: JACCL mesh, JACCL ring, TCP ring. */
+static int
+choose_auto(const struct graph *g, const struct cands *k, struct graph_choice *c,
+    struct jc_err *err)
+{
+	size_t n = g->n, mi, mj;
+
+	if (k->rr != GRAPH_RING_FOUND && !k->mesh)
+		return fail_no_topology(g, k, err);
+	if (k->rmesh && n > GRAPH_MESH_MAX && k->rrr == GRAPH_RING_FOUND)
+		strv_push_owned(&c->warnings, xasprintf(
+		    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
+		    n, GRAPH_MESH_MAX));
+	if (k->rmesh && n <= GRAPH_MESH_MAX) {
+		choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
+	} else if (k->rrr == GRAPH_RING_FOUND) {
+		choice_set(c, GRAPH_JACCL_RING, k->rring, n, k->rwidth, true);
+		/* Cabled as a mesh, but RDMA cannot use some pair: say which. */
+		if (k->mesh && !k->rmesh && !graph_is_mesh(g, true, &mi, &mj)) {
+			struct jc_buf b = { 0 };
+
+			buf_puts(&b, "not a JACCL mesh: ");
+			mesh_missing_text(&b, g, true, mi, mj);
+			strv_push_owned(&c->warnings, buf_steal(&b));
+		}
+	} else if (k->rr == GRAPH_RING_FOUND) {
+		choice_set(c, GRAPH_RING, k->ring, n, k->width, false);
+	} else {
+		return fail_no_rdma_no_ring(g, k->rr, err);
+	}
+	/* A TCP ring chosen although cables exist: say why RDMA was not used. */
+	if (c->backend == GRAPH_RING && graph_rdma_problems(g, c, &c->warnings) > 0)
+		strv_push(&c->warnings, RDMA_SUMMARY);
+	return 0;
+}
+
 int
 graph_choose(const struct graph *g, const char *forced, struct graph_choice *c,
     struct jc_err *err)
 {
-	size_t n = g->n, mi = 0, mj = 0;
-	size_t *ring = xcalloc(n ? n : 1, sizeof(size_t));
-	size_t *rring = xcalloc(n ? n : 1, sizeof(size_t));
-	unsigned width = 0, rwidth = 0;
-	struct jc_buf b = { 0 };
-	int rr, rrr, r = 0;
-	bool mesh, rmesh;
+	struct cands k;
+	int r;
 
 	memset(c, 0, sizeof(*c));
-	rr = graph_find_ring(g, false, ring, &width);
-	mesh = graph_is_mesh(g, false, &mi, &mj);
-	rmesh = mesh && graph_is_mesh(g, true, NULL, NULL) && hosts_rdma_ok(g);
-	rrr = graph_find_ring(g, true, rring, &rwidth);
-	if (!hosts_rdma_ok(g))
-		rrr = GRAPH_RING_NONE;
-
-	if (forced != NULL && strcmp(forced, "ring") == 0) {
-		if (rr != GRAPH_RING_FOUND)
-			goto no_ring;
-		choice_set(c, GRAPH_RING, ring, n, width, false);
-	} else if (forced != NULL && strcmp(forced, "jaccl") == 0) {
-		if (!mesh) {
-			buf_printf(&b, "Incomplete mesh, %s is not connected to %s\n",
-			    g->hosts[mi].name, g->hosts[mj].name);
-			mesh_missing_text(&b, g, false, mi, mj);
-			buf_printf(&b, "\n\n%s", DOT_HINT);
-			r = fail_buf(err, &b);
-			goto out;
-		}
-		if (!rmesh) {
-			r = fail_rdma(g, NULL, 1, true, err);
-			goto out;
-		}
-		if (n > GRAPH_MESH_MAX) {
-			r = jc_fail(err, -EINVAL,
-			    "JACCL's mesh supports at most %d ranks, not %zu; --backend jaccl-ring uses the same cables",
-			    GRAPH_MESH_MAX, n);
-			goto out;
-		}
-		choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
-	} else if (forced != NULL && strcmp(forced, "jaccl-ring") == 0) {
-		if (rr != GRAPH_RING_FOUND)
-			goto no_ring;
-		if (rrr != GRAPH_RING_FOUND) {
-			r = fail_rdma(g, ring, width, false, err);
-			goto out;
-		}
-		choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
-	} else if (forced != NULL) {
-		r = jc_fail(err, -EINVAL, "unknown backend '%s'", forced);
-		goto out;
-	} else {
-		if (rr != GRAPH_RING_FOUND && !mesh) {
-			buf_puts(&b, "Neither thunderbolt mesh nor ring found.\n");
-			if (n >= 2) {
-				mesh_missing_text(&b, g, false, mi, mj);
-				buf_puts(&b, "; ");
-				ring_missing_text(&b, g, false, rr);
-			} else {
-				buf_puts(&b, "no host to configure");
-			}
-			buf_printf(&b, "\n%s", DOT_HINT2);
-			r = fail_buf(err, &b);
-			goto out;
-		}
-		if (rmesh && n > GRAPH_MESH_MAX && rrr == GRAPH_RING_FOUND)
-			strv_push_owned(&c->warnings, xasprintf(
-			    "%zu hosts are a full mesh, but JACCL's mesh supports at most %d ranks: using jaccl-ring",
-			    n, GRAPH_MESH_MAX));
-		if (rmesh && n <= GRAPH_MESH_MAX) {
-			choice_set(c, GRAPH_JACCL, NULL, n, 1, true);
-		} else if (rrr == GRAPH_RING_FOUND) {
-			choice_set(c, GRAPH_JACCL_RING, rring, n, rwidth, true);
-			/* Cabled as a mesh, but RDMA cannot use some pair: say which. */
-			if (mesh && !rmesh && !graph_is_mesh(g, true, &mi, &mj)) {
-				buf_puts(&b, "not a JACCL mesh: ");
-				mesh_missing_text(&b, g, true, mi, mj);
-				strv_push_owned(&c->warnings, buf_steal(&b));
-			}
-		}
-		else if (rr == GRAPH_RING_FOUND) {
-			choice_set(c, GRAPH_RING, ring, n, width, false);
-		} else {
-			struct jc_strv lines = { 0 };
-			char **reasons = xcalloc(n ? n : 1, sizeof(*reasons));
-
-			buf_puts(&b, "RDMA is not available and ring is not found.\n");
-			used_problems(g, NULL, 1, reasons);
-			reasons_to_lines(g, reasons, &lines);
-			free(reasons);
-			for (size_t i = 0; i < lines.n; i++)
-				buf_printf(&b, "%s\n", lines.v[i]);
-			strv_free(&lines);
-			ring_missing_text(&b, g, false, rr);
-			buf_printf(&b, "\n%s", DOT_HINT2);
-			r = fail_buf(err, &b);
-			goto out;
-		}
-		/* A TCP ring chosen although cables exist: say why RDMA was not used. */
-		if (c->backend == GRAPH_RING) {
-			char **reasons = xcalloc(n ? n : 1, sizeof(*reasons));
-
-			used_problems(g, c->order, c->width, reasons);
-			reasons_to_lines(g, reasons, &c->warnings);
-			free(reasons);
-			if (c->warnings.n > 0)
-				strv_push(&c->warnings, RDMA_SUMMARY);
-		}
-	}
+	cands_find(g, &k);
+	if (forced != NULL)
+		r = choose_forced(g, forced, &k, c, err);
+	else
+		r = choose_auto(g, &k, c, err);
 	/* JACCL's ring drives at most 4 cables per direction. */
-	if (c->backend == GRAPH_JACCL_RING && c->width > GRAPH_RING_WIDTH_MAX) {
+	if (r == 0 && c->backend == GRAPH_JACCL_RING && c->width > GRAPH_RING_WIDTH_MAX) {
 		strv_push_owned(&c->warnings, xasprintf(
 		    "using %d of the %u cables between ring neighbours: JACCL's ring uses at most %d",
 		    GRAPH_RING_WIDTH_MAX, c->width, GRAPH_RING_WIDTH_MAX));
 		c->width = GRAPH_RING_WIDTH_MAX;
 	}
-	goto out;
-no_ring:
-	buf_puts(&b, "Could not find a full ring.\n");
-	ring_missing_text(&b, g, false, rr);
-	buf_printf(&b, "\n\n%s", DOT_HINT);
-	r = fail_buf(err, &b);
-out:
-	buf_free(&b);
-	free(ring);
-	free(rring);
+	free(k.ring);
+	free(k.rring);
 	if (r != 0)
 		graph_choice_clear(c);
 	return r;

@@ -430,6 +430,27 @@ size_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* The value most of w[0..m) hold (the smallest of a tie), 0 if m is 0; sorts w. */
+static size_t
+most_common(size_t *w, size_t m)
+{
+	size_t best = 0, v = 0;
+
+	qsort(w, m, sizeof(*w), size_cmp);
+	for (size_t i = 0; i < m;) {
+		size_t e = i;
+
+		while (e < m && w[e] == w[i])
+			e++;
+		if (e - i > best) {
+			best = e - i;
+			v = w[i];
+		}
+		i = e;
+	}
+	return v;
+}
+
 static int
 str_cmp(const void *x, const void *y)
 {
@@ -635,7 +656,7 @@ rule_ring(struct ctx *c)
 	 * which cells are odd, take the most common width instead.
 	 */
 	{
-		size_t *w = xcalloc(2 * n, sizeof(*w)), m = 0, best = 0;
+		size_t *w = xcalloc(2 * n, sizeof(*w)), m = 0;
 
 		for (size_t r = 0; r < n; r++) {
 			size_t l = cnt(c, r, (r + n - 1) % n), rr = cnt(c, r, (r + 1) % n);
@@ -645,18 +666,7 @@ rule_ring(struct ctx *c)
 			if (c->row_ok[r] && rr > 0 && n > 2)
 				w[m++] = rr;
 		}
-		qsort(w, m, sizeof(*w), size_cmp);
-		for (size_t i = 0; i < m;) {
-			size_t e = i;
-
-			while (e < m && w[e] == w[i])
-				e++;
-			if (e - i > best) {
-				best = e - i;
-				k = w[i];
-			}
-			i = e;
-		}
+		k = most_common(w, m);
 		free(w);
 	}
 	for (size_t r = 0; r < n; r++) {
@@ -700,7 +710,7 @@ rule_ring(struct ctx *c)
 static void
 rule_ring_addresses(struct ctx *c)
 {
-	size_t n = c->n, want = 0, best = 0;
+	size_t n = c->n, want = 0;
 	bool even = true;
 	struct idxv odd = { 0 };
 	struct jc_buf b = { 0 };
@@ -739,18 +749,7 @@ rule_ring_addresses(struct ctx *c)
 		for (size_t i = 0; i < n; i++)
 			if (c->hf->hosts[i].nips > 0)
 				w[m++] = c->hf->hosts[i].nips;
-		qsort(w, m, sizeof(*w), size_cmp);
-		for (size_t i = 0; i < m;) {
-			size_t e = i;
-
-			while (e < m && w[e] == w[i])
-				e++;
-			if (e - i > best) {
-				best = e - i;
-				want = w[i];
-			}
-			i = e;
-		}
+		want = most_common(w, m);
 		free(w);
 	}
 	for (size_t i = 0; i < n; i++) {

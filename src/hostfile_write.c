@@ -12,15 +12,6 @@
 #include "hostfile_write.h"
 #include "hosts.h"
 
-static const struct jc_iface *
-iface_by_name(const struct jc_host *h, const char *name)
-{
-	for (size_t i = 0; i < h->nifaces; i++)
-		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
-			return &h->ifaces[i];
-	return NULL;
-}
-
 static const char *
 first_inet(const struct jc_iface *ifc)
 {
@@ -57,9 +48,9 @@ hostfile_write_mgmt_ip(const struct jc_host *h, const struct graph *g, size_t i)
 
 	if (h->mgmt_ip != NULL)
 		return h->mgmt_ip;
-	if ((ip = first_inet(iface_by_name(h, "en0"))) != NULL)
+	if ((ip = first_inet(jc_host_iface(h, "en0"))) != NULL)
 		return ip;
-	if ((ip = first_inet(iface_by_name(h, "en1"))) != NULL)
+	if ((ip = first_inet(jc_host_iface(h, "en1"))) != NULL)
 		return ip;
 	for (size_t k = 0; k < h->nifaces; k++) {
 		const struct jc_iface *ifc = &h->ifaces[k];

@@ -189,6 +189,8 @@ struct jc_hostfile {
 };
 
 void jc_host_clear(struct jc_host *h);
+/* h's interface called name (borrowed), or NULL. */
+const struct jc_iface *jc_host_iface(const struct jc_host *h, const char *name);
 void jc_hostfile_free(struct jc_hostfile *hf);
 
 #endif

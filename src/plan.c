@@ -86,6 +86,23 @@ plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum
 	c->argv[c->argc] = NULL;
 }
 
+void
+plan_addr_set(struct plan_host *ph, const struct plan_addr *ad)
+{
+	char net[24];
+
+	snprintf(net, sizeof(net), "%s/30", ad->ip);
+	plan_act(ph, &ph->cmds, false, JC_ACT_ADDR_SET,
+	    &(struct jc_act_arg){ .iface = ad->iface, .addr = net });
+}
+
+void
+plan_route_set(struct plan_host *ph, const struct plan_addr *ad)
+{
+	plan_act(ph, &ph->cmds, false, JC_ACT_ROUTE_SET,
+	    &(struct jc_act_arg){ .peer = ad->peer_ip, .iface = ad->iface });
+}
+
 static void
 fact_query(const struct plan_host *ph, struct plan_fact *f)
 {
@@ -95,15 +112,6 @@ fact_query(const struct plan_host *ph, struct plan_fact *f)
 	cmd_from_text(&f->query, q1);
 	free(q1);
 	free(q2);
-}
-
-const struct jc_iface *
-plan_iface_find(const struct jc_host *h, const char *name)
-{
-	for (size_t i = 0; i < h->nifaces; i++)
-		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
-			return &h->ifaces[i];
-	return NULL;
 }
 
 bool
@@ -153,7 +161,7 @@ planned_ip(const struct plan_host *ph, const char *iface)
 static void
 host_facts(struct plan_host *ph, const struct jc_host *h)
 {
-	const struct jc_iface *br = plan_iface_find(h, BRIDGE);
+	const struct jc_iface *br = jc_host_iface(h, BRIDGE);
 
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
@@ -162,7 +170,7 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 
 		if (seen_iface_before(ph, a))
 			continue;
-		ifc = plan_iface_find(h, ad->iface);
+		ifc = jc_host_iface(h, ad->iface);
 		f = fact_add(ph, PLAN_FACT_ADDRS, ad->iface, NULL);
 		f->known = ifc != NULL;
 		if (ifc != NULL) {
@@ -232,7 +240,7 @@ restore_addrs(struct plan_host *ph, const struct plan_fact *f)
 static void
 host_restore(struct plan_host *ph, const struct jc_host *h)
 {
-	const struct jc_iface *br = plan_iface_find(h, BRIDGE);
+	const struct jc_iface *br = jc_host_iface(h, BRIDGE);
 
 	for (size_t a = 0; a < ph->naddrs; a++)
 		plan_act(ph, &ph->restore, true, JC_ACT_ROUTE_DEL, &(struct jc_act_arg){
@@ -260,7 +268,7 @@ host_applied(const struct plan_host *ph, const struct jc_host *h)
 		return false;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
-		const struct jc_iface *ifc = plan_iface_find(h, ad->iface);
+		const struct jc_iface *ifc = jc_host_iface(h, ad->iface);
 
 		if (ifc == NULL || ifc->ninet != 1 || strcmp(ifc->inet[0], ad->ip) != 0)
 			return false;
@@ -271,7 +279,7 @@ host_applied(const struct plan_host *ph, const struct jc_host *h)
 	}
 	if (!(ph->plat->caps & JC_PLAT_BRIDGE))
 		return true;
-	br = plan_iface_find(h, BRIDGE);
+	br = jc_host_iface(h, BRIDGE);
 	if (br == NULL)
 		return true;
 	if (br->up != JC_NO)
@@ -388,7 +396,7 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 	for (size_t i = 0; i < g->n; i++) {
 		struct plan_host *ph = &p->hosts[i];
 		const struct jc_host *h = &g->hosts[i];
-		const struct jc_iface *br = plan_iface_find(h, BRIDGE);
+		const struct jc_iface *br = jc_host_iface(h, BRIDGE);
 
 		ph->host = i;
 		ph->plat = platform_for_setup(h);

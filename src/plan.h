@@ -118,8 +118,11 @@ int plan_check(const struct plan *p, const struct graph *g, struct jc_err *err);
 void plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
     const struct jc_act_arg *a);
 
-/* h's interface called name (borrowed), or NULL. */
-const struct jc_iface *plan_iface_find(const struct jc_host *h, const char *name);
+/* For the backends' setup: ad's address as a /30 on its interface (replaced). */
+void plan_addr_set(struct plan_host *ph, const struct plan_addr *ad);
+
+/* For the backends' setup: the host route to ad's peer through its interface. */
+void plan_route_set(struct plan_host *ph, const struct plan_addr *ad);
 
 /* True when name is one of ph's cable interfaces. */
 bool plan_is_cable_iface(const struct plan_host *ph, const char *name);

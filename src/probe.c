@@ -70,16 +70,9 @@ script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
 	}
 }
 
-char *
-probe_script(double command_timeout)
+static void
+script_helpers(struct jc_buf *b)
 {
-	struct jc_buf b = { 0 };
-	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
-
-	buf_puts(&b,
-	    "IFS= read -r T || exit 97\n"
-	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
-	buf_printf(&b, "jc_to=%ld\n", to);
 	/*
 	 * The commands of a host run at once, each into its own file of a
 	 * private temporary folder, framed there by its own subshell with its
@@ -98,7 +91,7 @@ probe_script(double command_timeout)
 	 * sleep (whose pid it left in the temporary folder). jc_start NAME
 	 * FUNCTION: start FUNCTION into $jc_d/NAME, framed (pid in $!).
 	 */
-	buf_puts(&b,
+	buf_puts(b,
 	    "jc_d=$(mktemp -d \"${TMPDIR:-/tmp}/jc-probe.XXXXXX\" 2>/dev/null) || jc_d=\n"
 	    "if [ -n \"$jc_d\" ]; then\n"
 	    "\ttrap 'rm -rf \"$jc_d\"' EXIT\n"
@@ -141,6 +134,64 @@ probe_script(double command_timeout)
 	    "\tjc_unwatch\n"
 	    "\tprintf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
 	    "}\n");
+}
+
+/* " $jc_pK" for each command of p that runs in a process of its own */
+static void
+script_pids(struct jc_buf *b, const struct jc_platform_ops *p)
+{
+	size_t k = 0;
+
+	for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++)
+		if (!from_uname(c))
+			buf_printf(b, " $jc_p%zu", k);
+}
+
+/* The case arm of platform p (number pi): its commands at once, or in turn. */
+static void
+script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
+{
+	const struct jc_probe_cmd *c;
+	size_t k;
+
+	buf_printf(b, "%s)\n", p->uname);
+	for (c = p->cmds; c->name != NULL; c++)
+		if (from_uname(c) && strcmp(c->name, "uname.txt") != 0)
+			buf_printf(b, "\tprintf '%%s B %s\\n%%s\\n\\n%%s E %s %%d\\n'"
+			    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
+	buf_puts(b, "\tif [ -n \"$jc_d\" ]; then\n");
+	for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+		if (!from_uname(c))
+			buf_printf(b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
+			    pi, k, k);
+	buf_puts(b, "\t\tjc_watch jc_kids \"");
+	script_pids(b, p);
+	buf_puts(b, "\"\n");
+	/* every D line before the first frame: wait for all, then print */
+	buf_puts(b, "\t\twait");
+	script_pids(b, p);
+	buf_puts(b, "\n\t\tjc_unwatch\n\t\tcat");
+	for (c = p->cmds; c->name != NULL; c++)
+		if (!from_uname(c))
+			buf_printf(b, " \"$jc_d/%s\"", c->name);
+	buf_puts(b, "\n\telse\n");
+	for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+		if (!from_uname(c))
+			buf_printf(b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, pi, k);
+	buf_puts(b, "\tfi\n\t;;\n");
+}
+
+char *
+probe_script(double command_timeout)
+{
+	struct jc_buf b = { 0 };
+	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
+
+	buf_puts(&b,
+	    "IFS= read -r T || exit 97\n"
+	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
+	buf_printf(&b, "jc_to=%ld\n", to);
+	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
 		script_platform(&b, probe_platforms[i], i);
 	/* one uname for the system's name and the host name */
@@ -149,41 +200,8 @@ probe_script(double command_timeout)
 	    "set -f; set -- $jc_u; set +f\n"
 	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
 	    "case $1 in\n");
-	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++) {
-		const struct jc_platform_ops *p = probe_platforms[i];
-		const struct jc_probe_cmd *c;
-		size_t k;
-
-		buf_printf(&b, "%s)\n", p->uname);
-		for (c = p->cmds; c->name != NULL; c++)
-			if (from_uname(c) && strcmp(c->name, "uname.txt") != 0)
-				buf_printf(&b, "\tprintf '%%s B %s\\n%%s\\n\\n%%s E %s %%d\\n'"
-				    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
-		buf_puts(&b, "\tif [ -n \"$jc_d\" ]; then\n");
-		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (!from_uname(c))
-				buf_printf(&b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
-				    i, k, k);
-		buf_puts(&b, "\t\tjc_watch jc_kids \"");
-		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (!from_uname(c))
-				buf_printf(&b, " $jc_p%zu", k);
-		buf_puts(&b, "\"\n");
-		/* every D line before the first frame: wait for all, then print */
-		buf_puts(&b, "\t\twait");
-		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (!from_uname(c))
-				buf_printf(&b, " $jc_p%zu", k);
-		buf_puts(&b, "\n\t\tjc_unwatch\n\t\tcat");
-		for (c = p->cmds; c->name != NULL; c++)
-			if (!from_uname(c))
-				buf_printf(&b, " \"$jc_d/%s\"", c->name);
-		buf_puts(&b, "\n\telse\n");
-		for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
-			if (!from_uname(c))
-				buf_printf(&b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, i, k);
-		buf_puts(&b, "\tfi\n\t;;\n");
-	}
+	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
+		script_case(&b, probe_platforms[i], i);
 	buf_puts(&b, "esac\nexit 0\n");
 	return buf_steal(&b);
 }

@@ -205,8 +205,12 @@ strv_free(struct jc_strv *sv)
 	sv->n = 0;
 }
 
-bool
-jc_plain_word(const char *s)
+/*
+ * s is one word of at most max characters, letters, digits and those of
+ * extra, and does not start with '-' (no option to a remote command).
+ */
+static bool
+word_of(const char *s, size_t max, const char *extra)
 {
 	size_t n = 0;
 
@@ -215,29 +219,22 @@ jc_plain_word(const char *s)
 	for (; *s; s++, n++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (n >= 255)
+		if (n >= max || !(isalnum(c) || strchr(extra, c) != NULL))
 			return false;
-		if (isalnum(c) || strchr("._-+:@%/,=", c) != NULL)
-			continue;
-		return false;
 	}
 	return true;
 }
 
 bool
+jc_plain_word(const char *s)
+{
+	return word_of(s, 255, "._-+:@%/,=");
+}
+
+bool
 jc_iface_name_ok(const char *s)
 {
-	size_t n = 0;
-
-	if (s == NULL || *s == '\0' || *s == '-')
-		return false;
-	for (; *s; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (n >= 31 || !(isalnum(c) || c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
+	return word_of(s, 31, "_.-");
 }
 
 bool
@@ -367,6 +364,22 @@ jc_port_state_name(enum jc_port_state st)
 }
 
 void
+jc_hwport_clear(struct jc_hwport *p)
+{
+	free(p->port);
+	free(p->device);
+	free(p->mac);
+}
+
+void
+jc_rdma_dev_clear(struct jc_rdma_dev *d)
+{
+	free(d->name);
+	free(d->netdev);
+	free(d->guid);
+}
+
+void
 jc_port_clear(struct jc_port *p)
 {
 	free(p->receptacle);
@@ -391,6 +404,15 @@ jc_iface_clear(struct jc_iface *i)
 	memset(i, 0, sizeof(*i));
 }
 
+const struct jc_iface *
+jc_host_iface(const struct jc_host *h, const char *name)
+{
+	for (size_t i = 0; i < h->nifaces; i++)
+		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
+			return &h->ifaces[i];
+	return NULL;
+}
+
 void
 jc_host_clear(struct jc_host *h)
 {
@@ -407,20 +429,14 @@ jc_host_clear(struct jc_host *h)
 	for (size_t i = 0; i < h->nports; i++)
 		jc_port_clear(&h->ports[i]);
 	free(h->ports);
-	for (size_t i = 0; i < h->nhwports; i++) {
-		free(h->hwports[i].port);
-		free(h->hwports[i].device);
-		free(h->hwports[i].mac);
-	}
+	for (size_t i = 0; i < h->nhwports; i++)
+		jc_hwport_clear(&h->hwports[i]);
 	free(h->hwports);
 	for (size_t i = 0; i < h->nifaces; i++)
 		jc_iface_clear(&h->ifaces[i]);
 	free(h->ifaces);
-	for (size_t i = 0; i < h->nrdma; i++) {
-		free(h->rdma[i].name);
-		free(h->rdma[i].netdev);
-		free(h->rdma[i].guid);
-	}
+	for (size_t i = 0; i < h->nrdma; i++)
+		jc_rdma_dev_clear(&h->rdma[i]);
 	free(h->rdma);
 	free(h->mgmt_ip);
 	free(h->mgmt_iface);

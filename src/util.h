@@ -107,6 +107,12 @@ void jc_port_clear(struct jc_port *p);
 /* Free what an interface owns and zero it (the interface itself is not freed). */
 void jc_iface_clear(struct jc_iface *i);
 
+/* Free what a hardware port entry owns (the entry itself is not freed). */
+void jc_hwport_clear(struct jc_hwport *p);
+
+/* Free what an RDMA device entry owns (the entry itself is not freed). */
+void jc_rdma_dev_clear(struct jc_rdma_dev *d);
+
 /* "PORT_ACTIVE", "PORT_DOWN", ...; "unknown" for JC_PORT_UNKNOWN. Static string. */
 const char *jc_port_state_name(enum jc_port_state st);
 

@@ -9,15 +9,6 @@
 
 #include "watch.h"
 
-static const struct jc_iface *
-find_iface(const struct jc_host *h, const char *name)
-{
-	for (size_t i = 0; i < h->nifaces; i++)
-		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
-			return &h->ifaces[i];
-	return NULL;
-}
-
 void
 watch_snapshot_build(const struct graph *g, struct watch_snapshot *out)
 {
@@ -29,7 +20,7 @@ watch_snapshot_build(const struct graph *g, struct watch_snapshot *out)
 		out->cables[k].gbps = c->gbps;
 		for (int e = 0; e < 2; e++) {
 			const struct jc_host *h = &g->hosts[c->end[e].host];
-			const struct jc_iface *ifc = find_iface(h, c->end[e].iface);
+			const struct jc_iface *ifc = jc_host_iface(h, c->end[e].iface);
 			struct watch_end *we = &out->cables[k].end[e];
 
 			we->host = xstrdup(h->name);
@@ -278,10 +269,11 @@ tri_json(int t)
 static json_t *
 cable_json(const struct watch_cable *c)
 {
-	json_t *ends = json_array();
+	json_t *ends;
 
 	if (c == NULL)
 		return json_null();
+	ends = json_array();
 	for (int e = 0; e < 2; e++) {
 		const struct watch_end *w = &c->end[e];
 

@@ -93,7 +93,7 @@ iface(struct world *w, size_t i, const char *name, bool up, const char *ip, int 
 static void
 second_addr(struct world *w, size_t i, const char *name, const char *ip, int prefix)
 {
-	struct jc_iface *f = (struct jc_iface *)plan_iface_find(&w->h[i], name);
+	struct jc_iface *f = (struct jc_iface *)jc_host_iface(&w->h[i], name);
 	char *a = xasprintf("%s/%d", ip, prefix);
 
 	f->inet = xreallocarray(f->inet, f->ninet + 1, sizeof(*f->inet));
