@@ -458,34 +458,23 @@ gather(struct rt_group *g, const void *mine, size_t n, void **all, struct jc_err
 	return rt_sc_all_gather(g->sc, mine, n, *all, err);
 }
 
-int
-rt_verify_run(struct rt_group *g, const struct rt_config *c,
-    const struct rt_verify_opts *o, json_t **report, struct jc_err *err)
-{
-	struct cable *cb = NULL;
-	size_t nc = list_cables(c, g, &cb), nrows = 0;
-	struct cres *mine = xcalloc(nc + 1, sizeof(*mine)), *allc = NULL;
-	struct phase ph1 = { 0 }, ph2 = { 0 }, *all1 = NULL, *all2 = NULL;
-	struct row *rows, *allr = NULL;
-	size_t sizes[48];
-	enum rt_dtype types[48];
-	json_t *rep = NULL, *links, *fail, *arr;
-	char *buf = xcalloc(1, o->msg_bytes + 8);
-	bool cables_ok = true, ok = true;
-	int rc;
-	double n = g->size;
+/* What the phases of rt_verify_run share: the cables and the report so far. */
+struct vrun {
+	struct rt_group *g;
+	const struct rt_verify_opts *o;
+	struct cable *cb;
+	size_t nc;
+	json_t *rep, *fail;
+	bool ok;		/* no failure so far */
+	bool cables_ok;		/* every cable up: the later phases can run */
+};
 
-	*report = NULL;
-	/* 1. each cable alone */
-	for (size_t k = 0; k < nc; k++) {
-		if (g->rank == cb[k].a || g->rank == cb[k].b)
-			test_cable(g, &cb[k], k, o, buf, &mine[k]);
-		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
-			goto out;
-	}
-	if ((rc = gather(g, mine, nc * sizeof(*mine), (void **)&allc, err)) < 0)
-		goto out;
-	rep = json_object();
+/* The report's header: the group, the fabric and the side channel. */
+static json_t *
+report_header(const struct rt_group *g, const struct rt_verify_opts *o)
+{
+	json_t *rep = json_object();
+
 	json_object_set_new(rep, "ranks", json_integer(g->size));
 	json_object_set_new(rep, "group", json_string(g->kind == RT_MESH ? "mesh" : "ring"));
 	json_object_set_new(rep, "wires", json_integer(g->wires));
@@ -494,254 +483,368 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 	    json_string(o->side_channel ? o->side_channel : "tcp"));
 	if (o->min_bw > 0)
 		json_object_set_new(rep, "min_bw", rate(o->min_bw));
-	links = json_array();
-	fail = json_array();
-	for (size_t k = 0; k < nc; k++) {
-		const struct cres *ra = &allc[(size_t)cb[k].a * nc + k];
-		const struct cres *rb = &allc[(size_t)cb[k].b * nc + k];
-		const char *status = "ok", *why = NULL;
-		json_t *l;
+	return rep;
+}
 
-		if (ra->status < 0 || rb->status < 0) {
-			status = "down";
-			why = ra->status < 0 ? ra->err : rb->err;
-			cables_ok = false;
-		} else if (o->min_bw > 0 && (ra->bw < o->min_bw || rb->bw < o->min_bw)) {
-			status = "slow";
-		}
-		l = json_pack("{s:i,s:s,s:i,s:s,s:s}", "a", cb[k].a, "device_a", cb[k].dev_a,
-		    "b", cb[k].b, "device_b", cb[k].dev_b, "status", status);
-		if (strcmp(status, "down") != 0) {
-			json_object_set_new(l, "a_to_b", rate(ra->bw));
-			json_object_set_new(l, "b_to_a", rate(rb->bw));
-			json_object_set_new(l, "latency_us", json_pack("{s:f,s:f}",
-			    "median", ra->lat_med, "p99", ra->lat_p99));
-		}
-		if (why)
-			json_object_set_new(l, "error", json_string(why));
-		if (strcmp(status, "ok") != 0) {
-			ok = false;
-			if (why)
-				json_array_append_new(fail, json_sprintf("link %d-%d (%s/%s) "
-				    "is down: %s", cb[k].a, cb[k].b, cb[k].dev_a, cb[k].dev_b, why));
-			else
-				json_array_append_new(fail, json_sprintf("link %d-%d (%s/%s) "
-				    "is slower than the floor of %.2f GB/s: %.2f / %.2f GB/s",
-				    cb[k].a, cb[k].b, cb[k].dev_a, cb[k].dev_b, o->min_bw / 1e9,
-				    ra->bw / 1e9, rb->bw / 1e9));
-		}
-		json_array_append_new(links, l);
+/* Cable k as both ends saw it (ra, rb); a failure goes to v->fail. */
+static json_t *
+link_json(struct vrun *v, size_t k, const struct cres *ra, const struct cres *rb)
+{
+	const struct cable *cb = &v->cb[k];
+	const char *status = "ok", *why = NULL;
+	json_t *l;
+
+	if (ra->status < 0 || rb->status < 0) {
+		status = "down";
+		why = ra->status < 0 ? ra->err : rb->err;
+		v->cables_ok = false;
+	} else if (v->o->min_bw > 0 && (ra->bw < v->o->min_bw || rb->bw < v->o->min_bw)) {
+		status = "slow";
 	}
-	json_object_set_new(rep, "links", links);
-
-	/* 2. every cable at once */
-	if (cables_ok) {
-		if ((rc = rt_sc_barrier(g->sc, err)) < 0)
-			goto out;
-		rt_verify_event(o, g->rank, "all links start");
-		all_at_once(g, o, &ph1);
+	l = json_pack("{s:i,s:s,s:i,s:s,s:s}", "a", cb->a, "device_a", cb->dev_a,
+	    "b", cb->b, "device_b", cb->dev_b, "status", status);
+	if (why == NULL) {
+		json_object_set_new(l, "a_to_b", rate(ra->bw));
+		json_object_set_new(l, "b_to_a", rate(rb->bw));
+		json_object_set_new(l, "latency_us", json_pack("{s:f,s:f}",
+		    "median", ra->lat_med, "p99", ra->lat_p99));
 	} else {
-		ph1.status = 1;
+		json_object_set_new(l, "error", json_string(why));
 	}
-	if ((rc = gather(g, &ph1, sizeof(ph1), (void **)&all1, err)) < 0)
-		goto out;
-	{
-		double bytes = 0, secs = 0;
-		json_t *errs = json_array(), *a;
-		bool good = cables_ok;
+	if (why != NULL)
+		json_array_append_new(v->fail, json_sprintf("link %d-%d (%s/%s) is down: %s",
+		    cb->a, cb->b, cb->dev_a, cb->dev_b, why));
+	else if (strcmp(status, "slow") == 0)
+		json_array_append_new(v->fail, json_sprintf("link %d-%d (%s/%s) "
+		    "is slower than the floor of %.2f GB/s: %.2f / %.2f GB/s",
+		    cb->a, cb->b, cb->dev_a, cb->dev_b, v->o->min_bw / 1e9,
+		    ra->bw / 1e9, rb->bw / 1e9));
+	if (strcmp(status, "ok") != 0)
+		v->ok = false;
+	return l;
+}
 
-		for (int r = 0; r < g->size; r++) {
-			bytes += all1[r].bytes;
-			if (all1[r].secs > secs)
-				secs = all1[r].secs;
-			if (all1[r].status < 0) {
-				good = false;
-				json_array_append_new(errs, json_string(all1[r].err));
-			}
-		}
-		a = json_pack("{s:s,s:I}", "status", !cables_ok ? "skipped" : good ? "ok" :
-		    "failed", "connections", (json_int_t)nc);
-		if (good) {
-			json_object_update_new(a, rate(bytes / secs));
-		} else if (cables_ok) {
-			ok = false;
-			json_array_append_new(fail, json_sprintf("all links at once: %s",
-			    json_string_value(json_array_get(errs, 0))));
-		}
-		json_object_set_new(a, "errors", errs);
-		json_object_set_new(rep, "all_links", a);
-		cables_ok = good;
-	}
+/* 1. each cable alone, one after the other; then the report's links. */
+static int
+phase_cables(struct vrun *v, struct jc_err *err)
+{
+	struct cres *mine = xcalloc(v->nc + 1, sizeof(*mine)), *allc = NULL;
+	char *buf = xcalloc(1, v->o->msg_bytes + 8);
+	json_t *links;
+	int rc = 0;
 
-	/* 3. all-reduce sweep */
-	for (size_t s = o->ar_min; s <= o->ar_max && nrows < 47; s *= 2) {
-		sizes[nrows] = s;
-		types[nrows++] = RT_FLOAT32;
+	for (size_t k = 0; k < v->nc && rc == 0; k++) {
+		if (v->g->rank == v->cb[k].a || v->g->rank == v->cb[k].b)
+			test_cable(v->g, &v->cb[k], k, v->o, buf, &mine[k]);
+		rc = rt_sc_barrier(v->g->sc, err);
 	}
-	sizes[nrows] = o->ar_max < (1u << 20) ? o->ar_max : (1u << 20);
-	types[nrows++] = RT_INT32;
+	if (rc == 0)
+		rc = gather(v->g, mine, v->nc * sizeof(*mine), (void **)&allc, err);
+	if (rc == 0) {
+		v->rep = report_header(v->g, v->o);
+		links = json_array();
+		for (size_t k = 0; k < v->nc; k++)
+			json_array_append_new(links, link_json(v, k,
+			    &allc[(size_t)v->cb[k].a * v->nc + k],
+			    &allc[(size_t)v->cb[k].b * v->nc + k]));
+		json_object_set_new(v->rep, "links", links);
+	}
+	free(mine);
+	free(allc);
+	free(buf);
+	return rc;
+}
+
+/* 2. every cable at once. */
+static int
+phase_all_links(struct vrun *v, struct jc_err *err)
+{
+	struct phase ph = { 0 }, *all = NULL;
+	double bytes = 0, secs = 0;
+	json_t *errs, *a;
+	bool good = v->cables_ok;
+	int rc;
+
+	if (v->cables_ok) {
+		if ((rc = rt_sc_barrier(v->g->sc, err)) < 0)
+			return rc;
+		rt_verify_event(v->o, v->g->rank, "all links start");
+		all_at_once(v->g, v->o, &ph);
+	} else {
+		ph.status = 1;
+	}
+	if ((rc = gather(v->g, &ph, sizeof(ph), (void **)&all, err)) < 0) {
+		free(all);
+		return rc;
+	}
+	errs = json_array();
+	for (int r = 0; r < v->g->size; r++) {
+		bytes += all[r].bytes;
+		if (all[r].secs > secs)
+			secs = all[r].secs;
+		if (all[r].status < 0) {
+			good = false;
+			json_array_append_new(errs, json_string(all[r].err));
+		}
+	}
+	a = json_pack("{s:s,s:I}", "status", !v->cables_ok ? "skipped" : good ? "ok" :
+	    "failed", "connections", (json_int_t)v->nc);
+	if (good) {
+		json_object_update_new(a, rate(bytes / secs));
+	} else if (v->cables_ok) {
+		v->ok = false;
+		json_array_append_new(v->fail, json_sprintf("all links at once: %s",
+		    json_string_value(json_array_get(errs, 0))));
+	}
+	json_object_set_new(a, "errors", errs);
+	json_object_set_new(v->rep, "all_links", a);
+	v->cables_ok = good;
+	free(all);
+	return 0;
+}
+
+/* The all-reduce sizes: float32 from ar_min to ar_max, then one int32 row. */
+static size_t
+sweep_sizes(const struct rt_verify_opts *o, size_t *sizes, enum rt_dtype *types)
+{
+	size_t n = 0;
+
+	for (size_t s = o->ar_min; s <= o->ar_max && n < 47; s *= 2) {
+		sizes[n] = s;
+		types[n++] = RT_FLOAT32;
+	}
+	sizes[n] = o->ar_max < (1u << 20) ? o->ar_max : (1u << 20);
+	types[n++] = RT_INT32;
+	return n;
+}
+
+/* What the all-reduce rows of every rank add up to. */
+struct sweep_sum {
+	const size_t *sizes;
+	const enum rt_dtype *types;
+	json_t *rows;		/* the report's rows */
+	json_t *first;		/* the first wrong element of any row, or NULL */
+	json_t *culprits;	/* each rank that contributed wrong data, once */
+	bool *named;		/* by rank: in culprits */
+	int64_t wrong;
+	double busbw_sum;
+	size_t counted;
+};
+
+/* The ranks' inputs found wrong in row i (each culprit kept once). */
+static json_t *
+row_bad_inputs(struct sweep_sum *s, const struct row *allr, size_t nrows, size_t i, int size)
+{
+	json_t *bad = json_array();
+
+	for (int r = 0; r < size; r++) {
+		const struct row *w = &allr[(size_t)r * nrows + i];
+		json_t *b;
+
+		if (w->bad_in < 0)
+			continue;
+		b = json_pack("{s:i,s:I,s:f,s:f}", "rank", r, "element", (json_int_t)w->bad_in,
+		    "value", w->in_got, "want", w->in_want);
+		json_array_append(bad, b);
+		if (!s->named[r]) {
+			s->named[r] = true;
+			json_array_append(s->culprits, b);
+		}
+		json_decref(b);
+	}
+	return bad;
+}
+
+/* Row i of every rank as one report row (none when a rank did not finish it). */
+static void
+sweep_row(struct sweep_sum *s, const struct row *allr, size_t nrows, size_t i, int size)
+{
+	double usec = 0, algbw, busbw, n = size;
+	int64_t wrong = 0;
+	const struct row *fw = NULL;
+	int fr = -1;
+	json_t *row, *bad;
+	bool done = true;
+
+	for (int r = 0; r < size; r++) {
+		const struct row *w = &allr[(size_t)r * nrows + i];
+
+		if (w->status != 0)
+			done = false;
+		if (w->usec > usec)
+			usec = w->usec;
+		wrong += w->wrong;
+		if (w->first >= 0 && fw == NULL) {
+			fw = w;
+			fr = r;
+		}
+	}
+	/* a rank's wrong input is named even when the row did not finish */
+	bad = row_bad_inputs(s, allr, nrows, i, size);
+	if (!done) {
+		json_decref(bad);
+		return;
+	}
+	algbw = (double)s->sizes[i] / (usec / 1e6) / 1e9;
+	busbw = algbw * 2 * (n - 1) / n;
+	row = json_pack("{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:I}",
+	    "size", (json_int_t)s->sizes[i],
+	    "count", (json_int_t)(s->sizes[i] / rt_dtype_size(s->types[i])),
+	    "type", rt_dtype_name(s->types[i]), "redop", "sum", "root", -1,
+	    "time_us", usec, "algbw", algbw, "busbw", busbw, "wrong", (json_int_t)wrong);
+	if (fw != NULL) {
+		json_object_set_new(row, "first_wrong", json_pack("{s:i,s:I,s:f,s:f}",
+		    "rank", fr, "element", (json_int_t)fw->first, "got", fw->got,
+		    "want", fw->want));
+		if (s->first == NULL)
+			s->first = json_pack("{s:I,s:s,s:i,s:I,s:f,s:f}",
+			    "size", (json_int_t)s->sizes[i], "type", rt_dtype_name(s->types[i]),
+			    "rank", fr, "element", (json_int_t)fw->first, "got", fw->got,
+			    "want", fw->want);
+	}
+	if (json_array_size(bad) > 0)
+		json_object_set(row, "bad_input", bad);
+	json_decref(bad);
+	json_array_append_new(s->rows, row);
+	s->wrong += wrong;
+	if (s->types[i] == RT_FLOAT32) {
+		s->busbw_sum += busbw;
+		s->counted++;
+	}
+}
+
+/* The failures of the sweep: wrong values (the first named), wrong inputs. */
+static void
+sweep_failures(struct vrun *v, const struct sweep_sum *s)
+{
+	const json_t *f = s->first;
+
+	if (s->wrong) {
+		v->ok = false;
+		if (f != NULL)
+			json_array_append_new(v->fail, json_sprintf("all-reduce: %lld wrong "
+			    "values; the first: element %lld of the %lld-byte %s all-reduce "
+			    "on rank %lld is %.17g, not %.17g", (long long)s->wrong,
+			    (long long)json_integer_value(json_object_get(f, "element")),
+			    (long long)json_integer_value(json_object_get(f, "size")),
+			    json_string_value(json_object_get(f, "type")),
+			    (long long)json_integer_value(json_object_get(f, "rank")),
+			    json_real_value(json_object_get(f, "got")),
+			    json_real_value(json_object_get(f, "want"))));
+		else
+			json_array_append_new(v->fail, json_sprintf("all-reduce: %lld wrong "
+			    "values", (long long)s->wrong));
+	}
+	for (size_t k = 0; k < json_array_size(s->culprits); k++) {
+		json_t *b = json_array_get(s->culprits, k);
+
+		v->ok = false;
+		json_array_append_new(v->fail, json_sprintf("all-reduce: rank %lld "
+		    "contributed wrong data: its element %lld was %.17g, not %.17g",
+		    (long long)json_integer_value(json_object_get(b, "rank")),
+		    (long long)json_integer_value(json_object_get(b, "element")),
+		    json_real_value(json_object_get(b, "value")),
+		    json_real_value(json_object_get(b, "want"))));
+	}
+}
+
+/* The report's all-reduce from every rank's rows (allr) and phase (all). */
+static void
+sweep_report(struct vrun *v, const struct row *allr, const struct phase *all,
+    const size_t *sizes, const enum rt_dtype *types, size_t nrows)
+{
+	struct sweep_sum s = { .sizes = sizes, .types = types };
+	json_t *a = json_object(), *errs = json_array();
+	bool good = v->cables_ok;
+
+	s.rows = json_array();
+	s.culprits = json_array();
+	s.named = xcalloc((size_t)v->g->size, sizeof(bool));
+	for (size_t i = 0; i < nrows; i++)
+		sweep_row(&s, allr, nrows, i, v->g->size);
+	for (int r = 0; r < v->g->size; r++)
+		if (all[r].status < 0) {
+			good = false;
+			json_array_append_new(errs, json_string(all[r].err));
+		}
+	json_object_set_new(a, "status", json_string(!v->cables_ok ? "skipped" :
+	    !good ? "failed" : s.wrong ? "wrong" : "ok"));
+	json_object_set_new(a, "rows", s.rows);
+	json_object_set_new(a, "wrong", json_integer(s.wrong));
+	json_object_set_new(a, "avg_busbw", json_real(s.counted ? s.busbw_sum /
+	    (double)s.counted : 0));
+	json_object_set_new(a, "errors", errs);
+	json_object_set_new(v->rep, "allreduce", a);
+	if (v->cables_ok && !good) {
+		v->ok = false;
+		json_array_append_new(v->fail, json_sprintf("all-reduce: %s",
+		    json_string_value(json_array_get(errs, 0))));
+	}
+	sweep_failures(v, &s);
+	if (s.first != NULL)
+		json_object_set_new(a, "first_wrong", s.first);
+	json_object_set_new(a, "bad_input", s.culprits);
+	free(s.named);
+}
+
+/* 3. the all-reduce sweep. */
+static int
+phase_allreduce(struct vrun *v, struct jc_err *err)
+{
+	size_t sizes[48], nrows;
+	enum rt_dtype types[48];
+	struct phase ph = { 0 }, *all = NULL;
+	struct row *rows, *allr = NULL;
+	int rc = 0;
+
+	nrows = sweep_sizes(v->o, sizes, types);
 	rows = xcalloc(nrows, sizeof(*rows));
-	if (cables_ok) {
-		if ((rc = rt_sc_barrier(g->sc, err)) < 0) {
-			free(rows);
-			goto out;
+	if (v->cables_ok) {
+		rc = rt_sc_barrier(v->g->sc, err);
+		if (rc == 0) {
+			rt_verify_event(v->o, v->g->rank, "allreduce start");
+			sweep(v->g, v->o, sizes, types, nrows, rows, &ph);
 		}
-		rt_verify_event(o, g->rank, "allreduce start");
-		sweep(g, o, sizes, types, nrows, rows, &ph2);
 	} else {
-		ph2.status = 1;
+		ph.status = 1;
 		for (size_t i = 0; i < nrows; i++)
 			rows[i].status = 1;
 	}
-	rc = gather(g, rows, nrows * sizeof(*rows), (void **)&allr, err);
-	free(rows);
 	if (rc == 0)
-		rc = gather(g, &ph2, sizeof(ph2), (void **)&all2, err);
-	if (rc < 0)
-		goto out;
-	{
-		json_t *a = json_object(), *errs = json_array();
-		double sum = 0;
-		int64_t wrong_total = 0;
-		size_t counted = 0;
-		bool good = cables_ok;
-		json_t *first = NULL, *culprits = json_array();
-		bool *named = xcalloc((size_t)g->size, sizeof(bool));
-
-		arr = json_array();
-		for (size_t i = 0; i < nrows; i++) {
-			double usec = 0;
-			int64_t wrong = 0;
-			bool done = true;
-			const struct row *fw = NULL;
-			int fr = -1;
-			json_t *row, *bad = json_array();
-
-			for (int r = 0; r < g->size; r++) {
-				const struct row *w = &allr[(size_t)r * nrows + i];
-
-				if (w->status != 0)
-					done = false;
-				if (w->usec > usec)
-					usec = w->usec;
-				wrong += w->wrong;
-				if (w->first >= 0 && fw == NULL) {
-					fw = w;
-					fr = r;
-				}
-				if (w->bad_in >= 0) {
-					json_t *b = json_pack("{s:i,s:I,s:f,s:f}", "rank", r,
-					    "element", (json_int_t)w->bad_in, "value", w->in_got,
-					    "want", w->in_want);
-
-					json_array_append(bad, b);
-					if (!named[r]) {
-						named[r] = true;
-						json_array_append(culprits, b);
-					}
-					json_decref(b);
-				}
-			}
-			if (!done) {
-				json_decref(bad);
-				continue;
-			}
-			double algbw = (double)sizes[i] / (usec / 1e6) / 1e9;
-			double busbw = algbw * 2 * (n - 1) / n;
-
-			row = json_pack("{s:I,s:I,s:s,s:s,s:i,s:f,s:f,s:f,s:I}",
-			    "size", (json_int_t)sizes[i],
-			    "count", (json_int_t)(sizes[i] / rt_dtype_size(types[i])),
-			    "type", rt_dtype_name(types[i]), "redop", "sum", "root", -1,
-			    "time_us", usec, "algbw", algbw, "busbw", busbw,
-			    "wrong", (json_int_t)wrong);
-			if (fw != NULL) {
-				json_object_set_new(row, "first_wrong", json_pack("{s:i,s:I,s:f,s:f}",
-				    "rank", fr, "element", (json_int_t)fw->first, "got", fw->got,
-				    "want", fw->want));
-				if (first == NULL)
-					first = json_pack("{s:I,s:s,s:i,s:I,s:f,s:f}",
-					    "size", (json_int_t)sizes[i], "type",
-					    rt_dtype_name(types[i]), "rank", fr,
-					    "element", (json_int_t)fw->first, "got", fw->got,
-					    "want", fw->want);
-			}
-			if (json_array_size(bad) > 0)
-				json_object_set(row, "bad_input", bad);
-			json_decref(bad);
-			json_array_append_new(arr, row);
-			wrong_total += wrong;
-			if (types[i] == RT_FLOAT32) {
-				sum += busbw;
-				counted++;
-			}
-		}
-		for (int r = 0; r < g->size; r++)
-			if (all2[r].status < 0) {
-				good = false;
-				json_array_append_new(errs, json_string(all2[r].err));
-			}
-		json_object_set_new(a, "status", json_string(!cables_ok ? "skipped" :
-		    !good ? "failed" : wrong_total ? "wrong" : "ok"));
-		json_object_set_new(a, "rows", arr);
-		json_object_set_new(a, "wrong", json_integer(wrong_total));
-		json_object_set_new(a, "avg_busbw", json_real(counted ? sum / (double)counted : 0));
-		json_object_set_new(a, "errors", errs);
-		json_object_set_new(rep, "allreduce", a);
-		if (cables_ok && !good) {
-			ok = false;
-			json_array_append_new(fail, json_sprintf("all-reduce: %s",
-			    json_string_value(json_array_get(errs, 0))));
-		}
-		if (wrong_total) {
-			ok = false;
-			if (first != NULL)
-				json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
-				    "values; the first: element %lld of the %lld-byte %s all-reduce "
-				    "on rank %lld is %.17g, not %.17g", (long long)wrong_total,
-				    (long long)json_integer_value(json_object_get(first, "element")),
-				    (long long)json_integer_value(json_object_get(first, "size")),
-				    json_string_value(json_object_get(first, "type")),
-				    (long long)json_integer_value(json_object_get(first, "rank")),
-				    json_real_value(json_object_get(first, "got")),
-				    json_real_value(json_object_get(first, "want"))));
-			else
-				json_array_append_new(fail, json_sprintf("all-reduce: %lld wrong "
-				    "values", (long long)wrong_total));
-		}
-		for (size_t k = 0; k < json_array_size(culprits); k++) {
-			json_t *b = json_array_get(culprits, k);
-
-			ok = false;
-			json_array_append_new(fail, json_sprintf("all-reduce: rank %lld "
-			    "contributed wrong data: its element %lld was %.17g, not %.17g",
-			    (long long)json_integer_value(json_object_get(b, "rank")),
-			    (long long)json_integer_value(json_object_get(b, "element")),
-			    json_real_value(json_object_get(b, "value")),
-			    json_real_value(json_object_get(b, "want"))));
-		}
-		if (first != NULL)
-			json_object_set_new(a, "first_wrong", first);
-		json_object_set_new(a, "bad_input", culprits);
-		free(named);
-	}
-	json_object_set_new(rep, "failures", fail);
-	json_object_set_new(rep, "ok", json_boolean(ok));
-	*report = rep;
-	rep = NULL;
-	rc = 0;
-out:
-	json_decref(rep);
-	for (size_t k = 0; k < nc; k++) {
-		free(cb[k].dev_a);
-		free(cb[k].dev_b);
-	}
-	free(cb);
-	free(mine);
-	free(allc);
-	free(all1);
-	free(all2);
+		rc = gather(v->g, rows, nrows * sizeof(*rows), (void **)&allr, err);
+	if (rc == 0)
+		rc = gather(v->g, &ph, sizeof(ph), (void **)&all, err);
+	if (rc == 0)
+		sweep_report(v, allr, all, sizes, types, nrows);
+	free(rows);
 	free(allr);
-	free(buf);
+	free(all);
+	return rc;
+}
+
+int
+rt_verify_run(struct rt_group *g, const struct rt_config *c,
+    const struct rt_verify_opts *o, json_t **report, struct jc_err *err)
+{
+	struct vrun v = { .g = g, .o = o, .ok = true, .cables_ok = true };
+	int rc;
+
+	*report = NULL;
+	v.nc = list_cables(c, g, &v.cb);
+	v.fail = json_array();
+	if ((rc = phase_cables(&v, err)) == 0 && (rc = phase_all_links(&v, err)) == 0 &&
+	    (rc = phase_allreduce(&v, err)) == 0) {
+		json_object_set_new(v.rep, "failures", json_incref(v.fail));
+		json_object_set_new(v.rep, "ok", json_boolean(v.ok));
+		*report = v.rep;
+		v.rep = NULL;
+	}
+	json_decref(v.rep);
+	json_decref(v.fail);
+	for (size_t k = 0; k < v.nc; k++) {
+		free(v.cb[k].dev_a);
+		free(v.cb[k].dev_b);
+	}
+	free(v.cb);
 	return rc;
 }
