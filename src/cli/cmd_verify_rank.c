@@ -63,9 +63,13 @@ cmd_verify_rank(struct jc_opts *o)
 		goto fail;
 	jc_info(who, "%d ranks, %s group with %d wire(s)", c.size,
 	    kind == RT_MESH ? "mesh" : "ring", wires);
-	/* the side channel outlives any fabric wait, so a failure can be reported */
+	/*
+	 * The side channel outlives any fabric wait, so a failure can be
+	 * reported: a peer may stream on a cable for link_seconds (a sender on
+	 * a dead cable sees its sends complete, as on UC) before it fails.
+	 */
 	if (rt_sc_open(&sc, o->side_channel, c.coordinator, c.rank, c.size,
-	    2 * timeout + 5, &err) < 0)
+	    2 * timeout + 5 + vo.link_seconds, &err) < 0)
 		goto fail;
 	jc_info(who, "side channel %s open", vo.side_channel);
 	if (o->fabric != NULL) {
