@@ -58,10 +58,10 @@ check)
 	install $BUILD_DEPS $TEST_DEPS
 	build _build
 	status=0
-	(cd _build && make -s check) || status=1
+	(cd _build && make -s -j"$(nproc)" check) || status=1
 	if [ "${JC_SKIP_SANITIZERS:-0}" != 1 ]; then
 		build _build-asan --enable-sanitizers CC=gcc CFLAGS="-O1 -g"
-		(cd _build-asan && ASAN_OPTIONS=detect_leaks=1 make -s check) || status=1
+		(cd _build-asan && ASAN_OPTIONS=detect_leaks=1 make -s -j"$(nproc)" check) || status=1
 	fi
 	if [ "${JC_SKIP_FUZZ:-0}" != 1 ] && command -v clang >/dev/null 2>&1; then
 		build _build-fuzz --enable-fuzzing CC=clang CFLAGS="-O1 -g"
