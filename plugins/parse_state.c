@@ -135,20 +135,6 @@ parse_ip_route_show(const char *out, const char *peer)
 	return r;
 }
 
-static bool
-addr_word_ok(const char *w)
-{
-	char ip[16];
-	size_t l = strcspn(w, "/");
-	long pfx;
-
-	if (l >= sizeof(ip) || w[l] != '/')
-		return false;
-	memcpy(ip, w, l);
-	ip[l] = '\0';
-	return jc_ipv4_ok(ip) && jc_parse_int(w + l + 1, 0, 32, &pfx);
-}
-
 void
 parse_ip_addr_inet(const char *out, struct jc_strv *addrs)
 {
@@ -161,7 +147,7 @@ parse_ip_addr_inet(const char *out, struct jc_strv *addrs)
 
 			free(w);
 			if (inet) {
-				if ((w = next_word(&p)) != NULL && addr_word_ok(w))
+				if ((w = next_word(&p)) != NULL && jc_ipv4_prefix_ok(w, true))
 					strv_push_owned(addrs, w);
 				else
 					free(w);

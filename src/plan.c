@@ -305,22 +305,6 @@ keyword(const char *w)
 	return false;
 }
 
-static bool
-ip_word(const char *w)
-{
-	char ip[16];
-	size_t l = strcspn(w, "/");
-	long pfx;
-
-	if (l >= sizeof(ip))
-		return false;
-	memcpy(ip, w, l);
-	ip[l] = '\0';
-	if (!jc_ipv4_ok(ip))
-		return false;
-	return w[l] == '\0' || jc_parse_int(w + l + 1, 0, 32, &pfx);
-}
-
 static int
 check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struct jc_host *h,
     struct jc_err *err)
@@ -329,7 +313,7 @@ check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struc
 		for (size_t k = 0; k < l->v[c].argc; k++) {
 			const char *w = l->v[c].argv[k];
 
-			if (keyword(w) || ip_word(w))
+			if (keyword(w) || jc_ipv4_prefix_ok(w, false))
 				continue;
 			if ((strcmp(w, BRIDGE) == 0 && (ph->plat->caps & JC_PLAT_BRIDGE)) ||
 			    plan_is_cable_iface(ph, w))

@@ -609,3 +609,17 @@ jc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg)
 	free(jobs);
 	free(started);
 }
+
+bool
+jc_ipv4_prefix_ok(const char *s, bool need_len)
+{
+	char ip[16];
+	size_t l = strcspn(s, "/");
+	long len;
+
+	if (l >= sizeof(ip) || (need_len && s[l] != '/'))
+		return false;
+	memcpy(ip, s, l);
+	ip[l] = '\0';
+	return jc_ipv4_ok(ip) && (s[l] == '\0' || jc_parse_int(s + l + 1, 0, 32, &len));
+}

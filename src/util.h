@@ -80,6 +80,9 @@ bool jc_iface_name_ok(const char *s);
 /* True for a dotted IPv4 address (four decimal octets). */
 bool jc_ipv4_ok(const char *s);
 
+/* True for "A.B.C.D/LEN" (LEN 0..32), or a bare address too unless need_len. */
+bool jc_ipv4_prefix_ok(const char *s, bool need_len);
+
 /*
  * Read a whole file into a new NUL-terminated buffer of at most max bytes.
  * Returns 0, or -errno / -EFBIG (too large) / -EISDIR with err filled.

@@ -90,6 +90,11 @@ main(void)
 	ok(!jc_iface_name_ok("en2 ") && !jc_iface_name_ok("en`x`"), "bad interface names");
 	ok(jc_ipv4_ok("192.168.0.1") && !jc_ipv4_ok("192.168.0.256") &&
 	    !jc_ipv4_ok("1.2.3") && !jc_ipv4_ok("1.2.3.4.5"), "IPv4 literals");
+	ok(jc_ipv4_prefix_ok("192.168.0.1/30", true) && jc_ipv4_prefix_ok("10.0.0.0/0", true) &&
+	    jc_ipv4_prefix_ok("192.168.0.1", false), "IPv4 prefixes");
+	ok(!jc_ipv4_prefix_ok("192.168.0.1", true) && !jc_ipv4_prefix_ok("1.2.3.4/33", false) &&
+	    !jc_ipv4_prefix_ok("1.2.3.4/", false) && !jc_ipv4_prefix_ok("1.2.3.256/8", false) &&
+	    !jc_ipv4_prefix_ok("1.2.3.4/8x", true), "bad IPv4 prefixes");
 
 	ok(hosts_from_list("a,root@b:2222,10.0.0.1", &h, &n, &err) == 0 && n == 3,
 	    "three hosts parsed");
