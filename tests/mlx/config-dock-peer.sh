@@ -14,10 +14,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/mlx/lib.sh"
-[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
-sim_require
-mlx_require
-mlx_up dock-peer || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+mlx_start dock-peer
 
 mlx_dot
 is "$(mlx_class "$(cat "$t/j-dot.st")")" "$(cat "$t/m-dot.st")" "dock-peer --dot: exit status as MLX's"

@@ -10,10 +10,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/mlx/lib.sh"
-[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
-sim_require
-mlx_require
-mlx_up garbage || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+mlx_start garbage
 for b in dot auto; do
 	if [ $b = dot ]; then
 		mlx_dot

@@ -15,10 +15,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/mlx/lib.sh"
-[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
-sim_require
-mlx_require
-mlx_up mesh4-tb4-link || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+mlx_start mesh4-tb4-link
 mlx_dot
 mlx_dot_same
 mlx_backend ring

@@ -12,10 +12,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/mlx/lib.sh"
-[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
-sim_require
-mlx_require
-mlx_up studio-mesh4 || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+mlx_start studio-mesh4
 
 # run_verify NAME HOSTFILE RANKS GROUP LINKS: mlx.launch runs verify-rank on
 # every host; rank 0's JSON report passes with the expected group and links

@@ -56,6 +56,29 @@ mlx_require() {
 	mlx_find || skip_all "$MLX_MISSING"
 }
 
+# mlx_start TOPO: skip unless jaccl-config, the simulated cluster and MLX's
+# tools are all here, then bring TOPO up (or bail out).
+mlx_start() {
+	[ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+	sim_require
+	mlx_require
+	mlx_up "$1" || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
+}
+
+# mlx_compare_all: every comparison of a topology where MLX is right: --dot,
+# each --backend in manual mode, --auto-setup and the kernel's state, and
+# the replay of the topology's bundle when data/examples has one.
+mlx_compare_all() {
+	mlx_dot
+	mlx_dot_same
+	for _mx_cb in jaccl jaccl-ring ring; do
+		mlx_backend $_mx_cb
+		mlx_backend_same $_mx_cb
+	done
+	mlx_auto_setup_same
+	mlx_replay_same
+}
+
 # mlx_done: close the shared ssh connections of the current cluster.
 mlx_done() {
 	for _mx_h in $(echo "$MX_HOSTS" | tr , ' '); do
