@@ -9,7 +9,8 @@
 # hangs, a peer killed mid-test, a cable taken down mid-test (each exit 7),
 # a host that cannot be reached (exit 3); an invalid hostfile refused; no
 # process left on the hosts after any run.
-# JC_TEST_ONLY="SECTION..." runs only those sections (see only below).
+# JC_TEST_ONLY="SECTION..." runs only those sections (basic, verbs, env,
+# never-starts, hang, killed, cable-down, invalid; see only in tests/lib/tap.sh).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -51,13 +52,6 @@ no_leftovers() {
 	is "$left" "" "$1: nothing left running on the hosts"
 }
 
-# only SECTION: true unless JC_TEST_ONLY names other sections only (basic,
-# verbs, env, never-starts, hang, killed, cable-down, invalid)
-only() {
-	[ -z "${JC_TEST_ONLY:-}" ] && return 0
-	case " $JC_TEST_ONLY " in *" $1 "*) return 0 ;; esac
-	return 1
-}
 lv_hostfile "$t/m2.json" jaccl lx1,lx2
 lv_hostfile "$t/m3.json" jaccl lx1,lx2,lx3
 lv_hostfile "$t/m4.json" jaccl
@@ -204,16 +198,6 @@ PY
 ok $? "a rank that hangs: rank 0 names the missing rank, the hung one is stopped"
 no_leftovers "a rank that hangs"
 fi
-
-# wait_event FILE PATTERN: wait (up to 100 s) until a line of the trace FILE
-# the ranks write (JACCL_VERIFY_TRACE) matches PATTERN
-wait_event() {
-	for _we in $(seq 1 2000); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 if only killed; then
 # --- a peer killed while the links are measured: once rank 1 streams on its

@@ -28,3 +28,23 @@ done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; }
 # Every test gets a scratch folder $t, removed when it exits.
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+
+# wait_event FILE PATTERN: wait (up to 100 s) until a line of FILE matches
+# the extended regular expression PATTERN (e.g. a trace line the ranks write
+# with JACCL_VERIFY_TRACE); 0 when it did, 1 when it never came. Fault tests
+# act on such events, never after a fixed delay.
+wait_event() {
+	for _we in $(seq 1 2000); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# only SECTION: true unless JC_TEST_ONLY="SECTION..." names other sections
+# (to run one part of a long test, e.g. in a loop while hunting a race)
+only() {
+	[ -z "${JC_TEST_ONLY:-}" ] && return 0
+	case " $JC_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}

@@ -66,24 +66,6 @@ all_zero() {
 
 show() { for r in "$@"; do diag "rank $r: status $(eval echo \$st$r)"; sed 's/^/  /' "$t/err$r" | head -5 | while read -r l; do diag "$l"; done; done; }
 
-# only SECTION: true unless JC_TEST_ONLY names other sections only
-only() {
-	[ -z "${JC_TEST_ONLY:-}" ] && return 0
-	case " $JC_TEST_ONLY " in *" $1 "*) return 0 ;; esac
-	return 1
-}
-
-# wait_event FILE PATTERN: wait (up to 100 s) until a line of the trace
-# FILE (JACCL_VERIFY_TRACE) matches PATTERN
-wait_event() {
-	local i
-	for i in $(seq 1 2000); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # --- 2-rank mesh, human report
 if only mesh2; then
 rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
