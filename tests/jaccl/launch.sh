@@ -123,6 +123,14 @@ PY
 	ok $? "$topo: the hostfile is for $backend${wires:+, $wires cable(s) per neighbour}"
 	run_bench
 	st=$?
+	# JACCL's coordinator listens with a backlog of 0: on a busy machine a
+	# rank started with the others can be reset (errno 104), MLX's limit, not
+	# the cluster's; the job then runs once more and is judged on that run
+	if [ "$st" != 0 ] && grep -qs 'errno=104' "$t/bench.out" "$t/bench.err"; then
+		diag "JACCL's coordinator reset a rank's connection (listen backlog 0): the job runs again"
+		run_bench
+		st=$?
+	fi
 	[ "$st" = 0 ] && bench_ok "$t/bench.out"
 	r=$?
 	ok $r "$topo ($backend): launch -- jaccl_allreduce_bench -c passes on every rank"

@@ -24,12 +24,28 @@ mlx_up studio-mesh4 || { echo "Bail out! cannot bring the simulated cluster up";
     --output-hostfile "$t/h.json" < /dev/null > "$t/setup.out" 2> "$t/setup.err"
 ok $? "jaccl-config --auto-setup --output-hostfile h.json"
 
-mkdir -p "$t/r"
-mlx_launch --hostfile "$t/h.json" --env LD_LIBRARY_PATH="$t/lib" -- \
-    sh -c '"$@" > "$0/rank$MLX_RANK.out" 2> "$0/rank$MLX_RANK.err"; echo $? > "$0/rank$MLX_RANK.status"' \
-    "$t/r" "$JACCL_BUILD/small/jaccl_allreduce_bench" -c -w 1 -n 1 -b 1K -e 1M -f 4 \
-    > "$t/launch.out" 2> "$t/launch.err"
-is "$?" 0 "mlx.launch exits 0"
+# run_job: mlx.launch starts the bench on every rank, each rank's output and
+# status in $t/r.
+run_job() {
+	rm -rf "$t/r"
+	mkdir -p "$t/r"
+	mlx_launch --hostfile "$t/h.json" --env LD_LIBRARY_PATH="$t/lib" -- \
+	    sh -c '"$@" > "$0/rank$MLX_RANK.out" 2> "$0/rank$MLX_RANK.err"; echo $? > "$0/rank$MLX_RANK.status"' \
+	    "$t/r" "$JACCL_BUILD/small/jaccl_allreduce_bench" -c -w 1 -n 1 -b 1K -e 1M -f 4 \
+	    > "$t/launch.out" 2> "$t/launch.err"
+}
+run_job
+st=$?
+# JACCL's coordinator listens with a backlog of 0: on a busy machine a rank
+# that connects while rank 0 accepts another is reset (errno 104) and the
+# job aborts. That is MLX's limit, not this cluster's: the job runs once
+# more, and the assertions below are on that run.
+if grep -qs 'Recv failed with errno=104' "$t/r"/rank*.err; then
+	diag "JACCL's coordinator reset a rank's connection (listen backlog 0): the job runs again"
+	run_job
+	st=$?
+fi
+is "$st" 0 "mlx.launch exits 0"
 is "$(cat "$t/r"/rank*.status 2>/dev/null | tr '\n' ' ')" "0 0 0 0 " \
     "jaccl_allreduce_bench -c exits 0 on each of the 4 ranks mlx.launch started"
 rows=$(grep -cE '^ *[0-9]+ ' "$t/r/rank0.out" 2>/dev/null)
