@@ -409,7 +409,9 @@ tr_stream_wait(struct tr_stream *st, double timeout, int *status, char **signal,
 		}
 	}
 	r = ssh_channel_get_exit_status(st->ch);
-	drain(st, &failed);
+	/* what came with the end of the command may still be refused (over a cap) */
+	if (drain(st, &failed))
+		return jc_fail(err, TR_ESTOPPED, "%s: remote command stopped", st->s->host);
 	if (status)
 		*status = r;
 	if (signal && st->s->exit_signal) {
