@@ -586,3 +586,81 @@ parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nn
 			p->peer_id = xasprintf("mac:%s", peer);
 	}
 }
+
+/* "default", "A" or "A/L" into dotted text and length. */
+static bool
+route_dst(const char *d, char out[16], int *len)
+{
+	size_t l;
+	long pl = 32;
+
+	if (d == NULL)
+		return false;
+	if (strcmp(d, "default") == 0) {
+		strcpy(out, "0.0.0.0");
+		*len = 0;
+		return true;
+	}
+	l = strcspn(d, "/");
+	if (l >= 16)
+		return false;
+	memcpy(out, d, l);
+	out[l] = '\0';
+	if (!jc_ipv4_ok(out) || (d[l] == '/' && !jc_parse_int(d + l + 1, 0, 32, &pl)))
+		return false;
+	*len = (int)pl;
+	return true;
+}
+
+int
+parse_ip_route_json(const char *data, size_t len, struct jc_route **routes, size_t *n,
+    struct jc_strv *notes, struct jc_err *err)
+{
+	static const char *const kept[] = { "unicast", "blackhole", "unreachable", "prohibit",
+		NULL };
+	json_t *doc = load_array(data, len, "ip -j route", err), *e;
+	size_t i;
+
+	*routes = NULL;
+	*n = 0;
+	if (doc == NULL)
+		return err ? err->code : -EINVAL;
+	json_array_foreach(doc, i, e) {
+		const char *type = json_string_value(json_object_get(e, "type"));
+		const char *dst = json_string_value(json_object_get(e, "dst"));
+		const char *dev = json_string_value(json_object_get(e, "dev"));
+		const char *gw = json_string_value(json_object_get(e, "gateway"));
+		const json_t *hop = json_array_get(json_object_get(e, "nexthops"), 0);
+		struct jc_route *r;
+		char a[16];
+		int pl;
+		bool keep = type == NULL;
+
+		if (!json_is_object(e))
+			continue;
+		for (size_t k = 0; type != NULL && kept[k] != NULL; k++)
+			keep = keep || strcmp(type, kept[k]) == 0;
+		if (!keep)
+			continue;
+		if (dev == NULL && hop != NULL) {
+			dev = json_string_value(json_object_get(hop, "dev"));
+			gw = json_string_value(json_object_get(hop, "gateway"));
+		}
+		if (!route_dst(dst, a, &pl)) {
+			jc_note_quoted(notes, "route to \"%s\" not understood", dst ? dst : "");
+			continue;
+		}
+		if (dev != NULL && !jc_iface_name_ok(dev)) {
+			jc_note_quoted(notes, "route with unsafe interface name \"%s\" skipped", dev);
+			continue;
+		}
+		*routes = xreallocarray(*routes, *n + 1, sizeof(**routes));
+		r = &(*routes)[(*n)++];
+		r->dest = xstrdup(a);
+		r->len = pl;
+		r->iface = dev ? xstrdup(dev) : NULL;
+		r->via = gw != NULL && jc_ipv4_ok(gw) ? xstrdup(gw) : NULL;
+	}
+	json_decref(doc);
+	return 0;
+}

@@ -84,4 +84,16 @@ void parse_linux_thunderbolt(const char *data, struct jc_port **ports, size_t *n
 void parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nnb,
     struct jc_strv *notes);
 
+/*
+ * ip -j -4 route show table all: one jc_route per unicast, blackhole,
+ * unreachable or prohibit entry of any table ("default" is 0.0.0.0/0, a
+ * destination without "/len" is /32; a multipath route takes its first
+ * hop's device). The local table's local and broadcast entries (the
+ * host's own addresses) and the rest are left out. Returns 0, or negative
+ * with err filled when the text is not such JSON. *routes is a new array
+ * (free with jc_routes_free).
+ */
+int parse_ip_route_json(const char *data, size_t len, struct jc_route **routes, size_t *n,
+    struct jc_strv *notes, struct jc_err *err);
+
 #endif

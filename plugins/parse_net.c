@@ -546,3 +546,139 @@ parse_rdma_ctl(const char *data)
 	free(t);
 	return r;
 }
+
+/* ---- netstat -rn -f inet ---- */
+
+/* The class mask length netstat leaves out of a destination: A /8, B /16, else /24. */
+static int
+class_len(unsigned first)
+{
+	return first < 128 ? 8 : first < 192 ? 16 : 24;
+}
+
+/*
+ * A destination as netstat prints it into dotted text and length.
+ * host: the route has flag H (the destination is a full address).
+ */
+static bool
+netstat_dest(const char *w, bool host, char out[16], int *len)
+{
+	unsigned oct[4] = { 0 };
+	int n = 0;
+	long l;
+	const char *p = w;
+	size_t wl = strcspn(w, "%");	/* a scoped destination: "A%IF" */
+
+	if (wl == 7 && strncmp(w, "default", 7) == 0) {
+		strcpy(out, "0.0.0.0");
+		*len = 0;
+		return true;
+	}
+	while (n < 4 && p < w + wl && isdigit((unsigned char)*p)) {
+		unsigned v = 0;
+		int d = 0;
+
+		while (p < w + wl && isdigit((unsigned char)*p) && d < 4) {
+			v = v * 10 + (unsigned)(*p++ - '0');
+			d++;
+		}
+		if (d > 3 || v > 255)
+			return false;
+		oct[n++] = v;
+		if (p < w + wl && *p == '.')
+			p++;
+		else
+			break;
+	}
+	if (n == 0 || (p < w + wl && p[-1] == '.'))
+		return false;
+	if (p < w + wl && *p == '/') {
+		char num[4] = { 0 };
+		size_t k = (size_t)(w + wl - p - 1);
+
+		if (k == 0 || k > 2)
+			return false;
+		memcpy(num, p + 1, k);
+		if (!jc_parse_int(num, 0, 32, &l))
+			return false;
+		*len = (int)l;
+	} else if (p == w + wl) {
+		if (host && n != 4)
+			return false;
+		*len = host ? 32 : class_len(oct[0]);
+	} else {
+		return false;	/* "&0x..." (a mask that is not a prefix) or garbage */
+	}
+	snprintf(out, 16, "%u.%u.%u.%u", oct[0], oct[1], oct[2], oct[3]);
+	return true;
+}
+
+int
+parse_netstat_routes(const char *data, size_t len, struct jc_route **routes, size_t *n,
+    struct jc_strv *notes, struct jc_err *err)
+{
+	size_t pos = 0, ll;
+	const char *line;
+	long netif = -1;	/* word index of Netif; -1: before the header */
+	bool title = false, inet = true;
+
+	*routes = NULL;
+	*n = 0;
+	while (next_line(data, len, &pos, &line, &ll)) {
+		char *t = trimmed(line, ll);
+		struct jc_strv w = { 0 };
+
+		words(t, &w);
+		if (w.n == 0) {
+			/* blank */
+		} else if (strcmp(t, "Routing tables") == 0) {
+			title = true;
+		} else if (w.n == 1 && t[strlen(t) - 1] == ':') {
+			/* a family's table: only "Internet:" is IPv4 */
+			inet = strcmp(t, "Internet:") == 0;
+			netif = -1;
+		} else if (strcmp(w.v[0], "Destination") == 0) {
+			netif = -1;
+			for (size_t k = 0; k < w.n; k++)
+				if (strcmp(w.v[k], "Netif") == 0)
+					netif = (long)k;
+			if (netif < 3) {
+				jc_note_quoted(notes, "routing table header without Netif: \"%s\"", t);
+				netif = -2;
+			}
+		} else if (inet && netif >= 3) {
+			char dest[16];
+			int dl;
+			struct jc_route *r;
+
+			if ((size_t)netif >= w.n ||
+			    !netstat_dest(w.v[0], strchr(w.v[2], 'H') != NULL, dest, &dl)) {
+				jc_note_quoted(notes, "route line not understood: \"%s\"", t);
+			} else if (!jc_iface_name_ok(w.v[netif])) {
+				jc_note_quoted(notes, "route with unsafe interface name \"%s\" skipped",
+				    w.v[netif]);
+			} else {
+				*routes = xreallocarray(*routes, *n + 1, sizeof(**routes));
+				r = &(*routes)[(*n)++];
+				r->dest = xstrdup(dest);
+				r->len = dl;
+				r->iface = xstrdup(w.v[netif]);
+				r->via = jc_ipv4_ok(w.v[1]) ? xstrdup(w.v[1]) : NULL;
+			}
+		} else if (inet && netif == -1 && !title) {
+			strv_free(&w);
+			free(t);
+			jc_routes_free(*routes, *n);
+			*routes = NULL;
+			*n = 0;
+			return jc_fail(err, -EINVAL, "not netstat -rn output (no \"Routing tables\" "
+			    "or Destination header)");
+		}
+		strv_free(&w);
+		free(t);
+	}
+	if (!title && netif == -1 && *n == 0)
+		return jc_fail(err, -EINVAL, "not netstat -rn output (no \"Routing tables\" "
+		    "or Destination header)");
+	return 0;
+}

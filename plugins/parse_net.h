@@ -32,6 +32,20 @@ int parse_networksetup(const char *data, size_t len, struct jc_hwport **ports, s
 int parse_ifconfig(const char *data, size_t len, struct jc_iface **ifaces, size_t *n,
     struct jc_strv *notes, struct jc_err *err);
 
+/*
+ * netstat -rn -f inet (macOS): the routes of the "Internet:" table, one
+ * jc_route each. Destinations are read as netstat prints them: "default",
+ * a network with its trailing zero octets left out and "/len" unless the
+ * mask is the address's class mask ("10.8/16", "192.168.220" is /24,
+ * "127" is /8), a host route (flag H) in full; the interface is the word
+ * under "Netif" in the header. Lines that do not fit are skipped with a
+ * note. Returns 0 (an empty table is "Routing tables" alone), or negative
+ * with err filled when the text has neither that title nor the header.
+ * *routes is a new array (free with jc_routes_free).
+ */
+int parse_netstat_routes(const char *data, size_t len, struct jc_route **routes, size_t *n,
+    struct jc_strv *notes, struct jc_err *err);
+
 /* Prefix length of a netmask "0xffffff00" / "255.255.255.0"; -1 if not a mask. */
 int parse_netmask(const char *s);
 

@@ -2,9 +2,10 @@
 /*
  * Linux backend: the commands a probe runs on a Linux host and how their
  * outputs become a struct jc_host. Interfaces come from `ip -j addr` and
- * `ip -j -d link`, RDMA devices from sysfs, and cable ends either from
- * Thunderbolt domain ids in sysfs or, where there are none, from the MAC
- * address of each candidate interface and of the one neighbour learnt on
+ * `ip -j -d link`, the IPv4 routes of every table from `ip -j -4 route`,
+ * RDMA devices from sysfs, and cable ends either from Thunderbolt domain
+ * ids in sysfs or, where there are none, from the MAC address of each
+ * candidate interface and of the one neighbour learnt on
  * it after an all-nodes ping.
  */
 #include "config.h"
@@ -32,6 +33,8 @@ static const struct jc_probe_cmd linux_cmds[] = {
 	{ "os-release.txt", "cat /etc/os-release" },
 	{ "ip-j-addr.txt", "ip -j addr show" },
 	{ "ip-j-link.txt", "ip -j -d link show" },
+	/* every table: a VPN (wg-quick) may route through a table of its own */
+	{ "ip-j-4-route.txt", "ip -j -4 route show table all" },
 	{ "thunderbolt.txt",
 	  "for d in /sys/bus/thunderbolt/devices/*; do "
 	  "[ -d \"$d\" ] || continue; "
@@ -118,6 +121,16 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			return jc_fail(err, -EINVAL, "%s: %s", link->name, e2.msg);
 		}
 		platform_notes_from(h, link->name, &notes);
+	}
+	if (!not_run(o = raw_get(raw, "ip-j-4-route.txt"))) {
+		if (parse_ip_route_json(o->data, o->len, &h->routes, &h->nroutes, &notes, &e2) < 0) {
+			strv_free(&notes);
+			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		}
+		platform_notes_from(h, o->name, &notes);
+		h->routes_known = true;
+	} else {
+		platform_note(h, "ip -4 route not captured; routes unknown");
 	}
 	if (h->mgmt_iface == NULL && h->mgmt_ip != NULL)
 		for (size_t i = 0; i < h->nifaces && h->mgmt_iface == NULL; i++)

@@ -30,6 +30,7 @@
 #define HWPORTS "networksetup-listallhardwareports.txt"
 #define SYSCTL "sysctl.txt"
 #define IPCONFIG "ipconfig-getifaddr-%s.txt"
+#define NETSTAT "netstat-rn-f-inet.txt"
 
 /* The management interfaces, in the order mlx.distributed_config asks. */
 static const char *const mgmt[] = { "en0", "en1" };
@@ -41,7 +42,10 @@ static const char *const mgmt[] = { "en0", "en1" };
  * getifaddr en0/en1 would say), the RDMA devices, GUIDs and port states
  * from ibv_devinfo (which lists what ibv_devices lists). Bundles of earlier
  * probes hold sysctl-hw.model.txt, sw_vers.txt, ibv_devices.txt and
- * ipconfig-getifaddr-enN.txt instead: they are read as before.
+ * ipconfig-getifaddr-enN.txt instead: they are read as before. The IPv4
+ * routing table (netstat, VPN tunnels' routes included) tells which
+ * per-cable subnets would collide; bundles made before it leave the
+ * routes unknown.
  */
 static const struct jc_probe_cmd macos_cmds[] = {
 	{ "uname.txt", "uname -s" },
@@ -50,6 +54,7 @@ static const struct jc_probe_cmd macos_cmds[] = {
 	{ TB_JSON, "system_profiler SPThunderboltDataType -json" },
 	{ HWPORTS, "networksetup -listallhardwareports" },
 	{ "ifconfig.txt", "ifconfig -a" },
+	{ NETSTAT, "netstat -rn -f inet" },
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
 	{ "sudo-n-true.txt", "sudo -n true" },
@@ -188,6 +193,26 @@ parse_ifaces(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		}
 	if (!any)
 		platform_note(h, "ifconfig not captured; interface addresses unknown");
+	return 0;
+}
+
+static int
+parse_routes(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
+{
+	const struct jc_raw_out *o = raw_get(raw, NETSTAT);
+	struct jc_strv notes = { 0 };
+	struct jc_err e2;
+
+	if (o == NULL || not_run(o) || blank(o)) {
+		platform_note(h, "netstat -rn -f inet not captured; routes unknown");
+		return 0;
+	}
+	if (parse_netstat_routes(o->data, o->len, &h->routes, &h->nroutes, &notes, &e2) < 0) {
+		strv_free(&notes);
+		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+	}
+	platform_notes_from(h, o->name, &notes);
+	h->routes_known = true;
 	return 0;
 }
 
@@ -422,6 +447,7 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	if ((rc = parse_thunderbolt(h, raw, err)) < 0 ||
 	    (rc = parse_hwports(h, raw, err)) < 0 ||
 	    (rc = parse_ifaces(h, raw, err)) < 0 ||
+	    (rc = parse_routes(h, raw, err)) < 0 ||
 	    (rc = parse_rdma(h, raw, err)) < 0)
 		return rc;
 	mgmt_from_ifconfig(h, raw);

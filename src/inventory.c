@@ -89,6 +89,26 @@ iface_json(const struct jc_iface *f)
 	return o;
 }
 
+/* [{"dest": "A/L", "iface", "via"}], or null when the table was not captured. */
+static json_t *
+routes_json(const struct jc_host *h)
+{
+	json_t *a;
+
+	if (!h->routes_known)
+		return json_null();
+	a = json_array();
+	for (size_t i = 0; i < h->nroutes; i++) {
+		const struct jc_route *r = &h->routes[i];
+		char *d = xasprintf("%s/%d", r->dest, r->len);
+
+		json_array_append_new(a, json_pack("{s:s, s:o, s:o}", "dest", d,
+		    "iface", str_or_null(r->iface), "via", str_or_null(r->via)));
+		free(d);
+	}
+	return a;
+}
+
 json_t *
 inventory_host_to_json(const struct jc_host *h)
 {
@@ -157,6 +177,7 @@ inventory_host_to_json(const struct jc_host *h)
 	json_object_set_new(o, "sudo", tri(h->sudo));
 	json_object_set_new(o, "mgmt_ip", str_or_null(h->mgmt_ip));
 	json_object_set_new(o, "mgmt_iface", str_or_null(h->mgmt_iface));
+	json_object_set_new(o, "routes", routes_json(h));
 	json_object_set_new(o, "notes", strs(h->notes, h->nnotes));
 	return o;
 }

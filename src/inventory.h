@@ -21,7 +21,8 @@
  * prefix}], is_bridge, members: of a bridge or bond, else null),
  * rdma_devices (null when not listed; name,
  * netdev, guid, state "PORT_ACTIVE"/.../null), rdma_listed, rdma_enabled,
- * sudo (true/false/null), mgmt_ip, mgmt_iface, notes.
+ * sudo (true/false/null), mgmt_ip, mgmt_iface, routes (null when not
+ * captured; each: dest "A/L", iface, via), notes.
  */
 json_t *inventory_host_to_json(const struct jc_host *h);
 

@@ -122,6 +122,18 @@ struct jc_iface {
 };
 
 /*
+ * One IPv4 route of a host (netstat -rn -f inet on macOS, ip -j -4 route
+ * show table all on Linux): what it sends where. Every table counts (a
+ * VPN's policy table too); local and broadcast entries are not kept.
+ */
+struct jc_route {
+	char *dest;		/* network, dotted ("0.0.0.0" for default) */
+	int len;		/* prefix length 0..32 */
+	char *iface;		/* the interface it leaves by, or NULL (blackhole) */
+	char *via;		/* gateway, or NULL */
+};
+
+/*
  * Everything discovery learns about one host. Strings are owned by the
  * structure and freed by jc_host_clear().
  */
@@ -149,6 +161,9 @@ struct jc_host {
 	size_t nifaces;
 	struct jc_rdma_dev *rdma;
 	size_t nrdma;
+	struct jc_route *routes;	/* IPv4 routing table */
+	size_t nroutes;
+	bool routes_known;	/* the routing table was captured */
 	int rdma_listed;	/* enum jc_tri: JC_UNKNOWN when not captured */
 	int rdma_enabled;	/* enum jc_tri: rdma_ctl status */
 	int sudo;		/* enum jc_tri: passwordless sudo */

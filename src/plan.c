@@ -348,8 +348,35 @@ plan_check(const struct plan *p, const struct graph *g, struct jc_err *err)
 	return 0;
 }
 
+/* The subnets of the cables: mlx's unless they collide, or --subnet. */
+static int
+plan_subnet(struct plan *p, const struct graph *g, const char *user, struct jc_err *err)
+{
+	struct subnet_prefix *taken = NULL;
+	size_t nt = subnet_taken(g->hosts, g->n, &taken);
+	struct subnet_choice mlx = { .base = 0xc0a80000u, .len = 16, .ncables = g->ncables };
+	int r = subnet_choose(g->ncables, taken, nt, user, &p->subnet, err);
+
+	for (size_t i = 0; r == 0 && p->subnet.reason != NULL && i < nt; i++)
+		if (subnet_overlap(&mlx, &taken[i]) >= 0) {
+			for (size_t h = 0; h < g->n; h++)
+				if (g->hosts[h].name == taken[i].host)
+					p->note_host = graph_host_label(&g->hosts[h]);
+			break;
+		}
+	subnet_taken_free(taken, nt);
+	return r;
+}
+
 int
 plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
+{
+	return plan_build_opts(g, &(struct plan_opts){ 0 }, out, err);
+}
+
+int
+plan_build_opts(const struct graph *g, const struct plan_opts *o, struct plan **out,
+    struct jc_err *err)
 {
 	struct plan *p;
 	int r = 0;
@@ -359,6 +386,8 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 		return jc_fail(err, -ERANGE, "Ran out of available local IPs (%zu cables, at most %d)",
 		    g->ncables, PLAN_MAX_CABLES - 1);
 	p = xcalloc(1, sizeof(*p));
+	if ((r = plan_subnet(p, g, o->subnet, err)) != 0)
+		goto out;
 	p->n = g->n;
 	p->hosts = xcalloc(g->n ? g->n : 1, sizeof(*p->hosts));
 	p->ncables = g->ncables;
@@ -369,7 +398,7 @@ plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 		for (int s = 0; s < 2; s++) {
 			const char *ifn = c->end[s].iface;
 
-			plan_cable_ip(k, s, p->cable_ip[k][s]);
+			subnet_cable_addr(&p->subnet, k, s, p->cable_ip[k][s]);
 			if (!jc_iface_name_ok(ifn)) {
 				r = jc_fail(err, -EINVAL, "%s: interface name '%s' is not usable in a command",
 				    g->hosts[c->end[s].host].name, ifn);
@@ -450,6 +479,7 @@ plan_free(struct plan *p)
 	}
 	free(p->hosts);
 	free(p->cable_ip);
+	subnet_choice_clear(&p->subnet);
 	free(p);
 }
 

@@ -2,7 +2,10 @@
 /*
  * The network plan: one /30 per cable numbered exactly as mlx's
  * IPConfigurator (cable k of the graph's order gets 192.168.(k/64).(4(k%64)+1)
- * on its first end and .(4(k%64)+2) on the other), and for each host the
+ * on its first end and .(4(k%64)+2) on the other) unless those subnets
+ * overlap an address or route of a host (then the first free range of
+ * subnet.c's list, or the range of --subnet, in the same /30 steps; see
+ * subnet.h), and for each host the
  * commands that set it up, as data (argv vectors, never run here):
  *
  *   macOS:  sudo ifconfig bridge0 down
@@ -25,6 +28,7 @@
 
 #include "graph.h"
 #include "platform.h"
+#include "subnet.h"
 
 /* mlx raises "Ran out of available local IPs" when numbering this many cables. */
 #define PLAN_MAX_CABLES (256 * 64)
@@ -83,6 +87,14 @@ struct plan {
 	struct plan_host *hosts;	/* in host (not rank) order */
 	size_t ncables;
 	char (*cable_ip)[2][16];	/* per cable: address of end[0], end[1] */
+	struct subnet_choice subnet;	/* where the cables' subnets are */
+	/* subnet.reason set: the host whose address or route mlx's numbering
+	 * overlaps (borrowed from the graph), for the note the command prints */
+	const char *note_host;
+};
+
+struct plan_opts {
+	const char *subnet;	/* --subnet CIDR, or NULL: mlx's numbering unless it collides */
 };
 
 /*
@@ -94,6 +106,16 @@ struct plan {
  * cable interface or bridge0 (an internal error). *out is NULL on failure.
  */
 int plan_build(const struct graph *g, struct plan **out, struct jc_err *err);
+
+/*
+ * plan_build() with options: o->subnet puts the cables in that range (an
+ * error when it is not a prefix, too small for the cables, or overlaps an
+ * address or route of a host); without it the numbering is mlx's unless
+ * it overlaps one (subnet_taken() of the graph's hosts), then the first
+ * free range of subnet_ranges[] with subnet.reason saying why.
+ */
+int plan_build_opts(const struct graph *g, const struct plan_opts *o, struct plan **out,
+    struct jc_err *err);
 
 void plan_free(struct plan *p);
 

@@ -144,7 +144,7 @@ choose_user(size_t ncables, const struct subnet_prefix *taken, size_t ntaken,
 		free(t);
 		return rc;
 	}
-	*out = (struct subnet_choice){ .base = a, .ncables = ncables, .user = 1 };
+	*out = (struct subnet_choice){ .base = a, .len = len, .ncables = ncables, .user = 1 };
 	return 0;
 }
 
@@ -167,7 +167,7 @@ subnet_choose(size_t ncables, const struct subnet_prefix *taken, size_t ntaken,
 			continue;
 		hit = first_collision(a, ncables, taken, ntaken);
 		if (hit == NULL) {
-			*out = (struct subnet_choice){ .base = a, .ncables = ncables };
+			*out = (struct subnet_choice){ .base = a, .len = len, .ncables = ncables };
 			if (i > 0) {
 				t = collision_text(first);
 				dotted(a, b);
@@ -198,4 +198,118 @@ subnet_choice_clear(struct subnet_choice *c)
 {
 	free(c->reason);
 	memset(c, 0, sizeof(*c));
+}
+
+void
+subnet_choice_cidr(const struct subnet_choice *c, char out[19])
+{
+	char a[16];
+
+	dotted(c->base, a);
+	snprintf(out, 19, "%s/%d", a, c->len);
+}
+
+/* An interface a setup owns: a Thunderbolt port of h, or bridge0. */
+static bool
+setup_owned(const struct jc_host *h, const char *name)
+{
+	if (name == NULL)
+		return false;
+	if (strcmp(name, "bridge0") == 0)
+		return true;
+	for (size_t i = 0; i < h->nports; i++)
+		if (h->ports[i].iface != NULL && strcmp(h->ports[i].iface, name) == 0)
+			return true;
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (h->hwports[i].port != NULL && strncmp(h->hwports[i].port, "Thunderbolt", 11) == 0 &&
+		    h->hwports[i].device != NULL && strcmp(h->hwports[i].device, name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+prefix_of(const char *addr, int len, struct subnet_prefix *p)
+{
+	if (addr == NULL || len < 0 || len > 32 ||
+	    subnet_parse_cidr(addr, &p->addr, &p->len, NULL) < 0)
+		return false;
+	p->len = len;
+	p->addr &= mask_of(len);
+	return true;
+}
+
+/* Is p inside one of the networks of the addresses of h's owned interfaces? */
+static bool
+inside_owned(const struct jc_host *h, const struct subnet_prefix *p)
+{
+	for (size_t i = 0; i < h->nifaces; i++) {
+		const struct jc_iface *f = &h->ifaces[i];
+
+		if (!setup_owned(h, f->name))
+			continue;
+		for (size_t k = 0; k < f->ninet; k++) {
+			struct subnet_prefix o;
+
+			if (prefix_of(f->inet[k], f->prefix ? f->prefix[k] : 32, &o) &&
+			    p->len >= o.len && (p->addr & mask_of(o.len)) == o.addr)
+				return true;
+		}
+	}
+	return false;
+}
+
+static void
+taken_push(struct subnet_prefix **v, size_t *n, const struct subnet_prefix *p, char *what)
+{
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[*n] = *p;
+	(*v)[(*n)++].what = what;
+}
+
+size_t
+subnet_taken(const struct jc_host *hosts, size_t n, struct subnet_prefix **out)
+{
+	size_t cnt = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct jc_host *h = &hosts[i];
+
+		for (size_t f = 0; f < h->nifaces; f++) {
+			const struct jc_iface *ifc = &h->ifaces[f];
+
+			if (setup_owned(h, ifc->name))
+				continue;
+			for (size_t k = 0; k < ifc->ninet; k++) {
+				struct subnet_prefix p = { .host = h->name };
+				int len = ifc->prefix ? ifc->prefix[k] : 32;
+
+				if (prefix_of(ifc->inet[k], len, &p))
+					taken_push(out, &cnt, &p, xasprintf("address %s/%d on %s",
+					    ifc->inet[k], len, ifc->name));
+			}
+		}
+		for (size_t r = 0; r < h->nroutes; r++) {
+			const struct jc_route *rt = &h->routes[r];
+			struct subnet_prefix p = { .host = h->name };
+
+			if (setup_owned(h, rt->iface) || !prefix_of(rt->dest, rt->len, &p) ||
+			    p.len < SUBNET_MIN_PREFIX || inside_owned(h, &p))
+				continue;
+			taken_push(out, &cnt, &p, rt->via != NULL ?
+			    xasprintf("route via %s%s%s%s", rt->via, rt->iface ? " (" : "",
+			    rt->iface ? rt->iface : "", rt->iface ? ")" : "") :
+			    rt->iface != NULL ? xasprintf("route via %s", rt->iface) :
+			    xstrdup("route to nowhere (blackhole)"));
+		}
+	}
+	return cnt;
+}
+
+void
+subnet_taken_free(struct subnet_prefix *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].what);
+	free(v);
 }

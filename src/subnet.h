@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jc.h"
 #include "util.h"
 
 /* An address or route some host has: addr/len, host byte order. */
@@ -28,6 +29,7 @@ struct subnet_prefix {
 
 struct subnet_choice {
 	uint32_t base;		/* network of cable 0 */
+	int len;		/* of the range it was taken from */
 	size_t ncables;
 	int user;		/* chosen with --subnet */
 	char *reason;		/* why the base moved from mlx's, or NULL */
@@ -61,5 +63,21 @@ void subnet_cable_addr(const struct subnet_choice *c, size_t k, int end, char ou
 long subnet_overlap(const struct subnet_choice *c, const struct subnet_prefix *p);
 
 void subnet_choice_clear(struct subnet_choice *c);
+
+/* The range of c as CIDR text ("10.254.0.0/16") into out (19 bytes). */
+void subnet_choice_cidr(const struct subnet_choice *c, char out[19]);
+
+/*
+ * What the cables' subnets must not overlap on hosts[0..n): the network of
+ * every IPv4 address and every route, except on the interfaces a setup
+ * owns (the host's Thunderbolt ports and bridge0) and routes inside the
+ * networks of those interfaces' addresses (a Mac lists its own addresses
+ * as host routes through lo0). host and what of each entry are filled
+ * ("address 192.168.1.7/24 on en0", "route via utun3"). Returns how many
+ * in *out (a new array; free with subnet_taken_free).
+ */
+size_t subnet_taken(const struct jc_host *hosts, size_t n, struct subnet_prefix **out);
+
+void subnet_taken_free(struct subnet_prefix *v, size_t n);
 
 #endif

@@ -404,6 +404,17 @@ jc_iface_clear(struct jc_iface *i)
 	memset(i, 0, sizeof(*i));
 }
 
+void
+jc_routes_free(struct jc_route *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].dest);
+		free(r[i].iface);
+		free(r[i].via);
+	}
+	free(r);
+}
+
 const struct jc_iface *
 jc_host_iface(const struct jc_host *h, const char *name)
 {
@@ -438,6 +449,7 @@ jc_host_clear(struct jc_host *h)
 	for (size_t i = 0; i < h->nrdma; i++)
 		jc_rdma_dev_clear(&h->rdma[i]);
 	free(h->rdma);
+	jc_routes_free(h->routes, h->nroutes);
 	free(h->mgmt_ip);
 	free(h->mgmt_iface);
 	strv_free_array(h->notes, h->nnotes);

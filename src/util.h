@@ -110,6 +110,9 @@ void jc_port_clear(struct jc_port *p);
 /* Free what an interface owns and zero it (the interface itself is not freed). */
 void jc_iface_clear(struct jc_iface *i);
 
+/* Free n routes and the array. */
+void jc_routes_free(struct jc_route *r, size_t n);
+
 /* Free what a hardware port entry owns (the entry itself is not freed). */
 void jc_hwport_clear(struct jc_hwport *p);
 
