@@ -27,6 +27,7 @@
 #include "inventory.h"
 #include "plan.h"
 #include "probe.h"
+#include "subnet.h"
 
 /* Everything one run holds, released by run_clear(). */
 struct run {
@@ -236,6 +237,18 @@ plan_json(const struct plan *p, const struct graph *g)
 	return a;
 }
 
+/* {"range": CIDR, "numbering": "mlx"|"moved"|"user", "reason": text or null} */
+static json_t *
+subnet_json(const struct subnet_choice *c)
+{
+	char cidr[19];
+
+	subnet_choice_cidr(c, cidr);
+	return json_pack("{s:s, s:s, s:o}", "range", cidr, "numbering",
+	    c->user ? "user" : c->reason != NULL ? "moved" : "mlx", "reason",
+	    c->reason ? json_string(c->reason) : json_null());
+}
+
 static json_t *
 summary_json(const struct run *r)
 {
@@ -274,8 +287,10 @@ print_json(struct run *r, json_t *setup)
 		json_object_set_new(doc, "backend", json_string(""));
 	}
 	json_decref(order);
-	if (r->plan != NULL)
+	if (r->plan != NULL) {
 		json_object_set_new(doc, "plan", plan_json(r->plan, r->g));
+		json_object_set_new(doc, "subnet", subnet_json(&r->plan->subnet));
+	}
 	if (setup != NULL)
 		json_object_set_new(doc, "setup", setup);
 	if (r->hf != NULL && (hfj = hostfile_write_to_json(r->hf, &err)) == NULL) {
@@ -471,8 +486,17 @@ report_strays(const struct graph *g)
 static int
 refused(struct jc_opts *o)
 {
+	struct jc_err err = { 0 };
+	uint32_t a;
+	int len;
+
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (o->subnet != NULL && subnet_parse_cidr(o->subnet, &a, &len, &err) < 0)
+		return cli_usage_error(o->cmd, "argument --subnet: %s", err.msg);
+	if (o->subnet != NULL && len > 30)
+		return cli_usage_error(o->cmd, "argument --subnet: '%s' holds no /30 "
+		    "(a range such as 10.254.0.0/16)", o->subnet);
 	if (o->verify && o->json)
 		return cli_usage_error(o->cmd, "--verify prints its own report; for JSON run '%s verify --json'",
 		    JC_PROG);
@@ -576,8 +600,11 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 	r->chosen = true;
 	out_warn_each(&r->choice.warnings, "");
 	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r->choice.backend));
-	if (plan_build(r->g, &r->plan, &err) != 0)
+	if (plan_build_opts(r->g, &(struct plan_opts){ .subnet = r->o->subnet }, &r->plan,
+	    &err) != 0)
 		goto out;
+	if (r->plan->subnet.reason != NULL)
+		jc_note(r->plan->note_host, "%s", r->plan->subnet.reason);
 	for (size_t i = 0; r->choice.backend != GRAPH_RING && i < r->h.n; i++)
 		jc_info(NULL, "Getting the ip from %s", r->h.v[i].name);
 	if (hostfile_write_build(r->g, &r->choice, r->plan, in, &r->hf, &warnings, &err) != 0)

@@ -74,7 +74,7 @@ SSHD=${SSHD:-/usr/sbin/sshd}
 BR="${PREFIX}-br"
 LIMBO="${PREFIX}--unplugged"
 FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname"          # macOS: /usr/bin
-FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil"  # /usr/sbin, /sbin
+FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil netstat"  # /usr/sbin, /sbin
 
 die() { echo "simcluster: $*" >&2; exit 1; }
 # Clusters come up and go down concurrently (tests run in parallel): the

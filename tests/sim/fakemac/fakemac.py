@@ -12,7 +12,8 @@ the host; live interface state comes from `ip` inside the host's network
 namespace.
 
 Commands: system_profiler, networksetup, ibv_devices, ibv_devinfo, ipconfig,
-ifconfig, route, sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
+ifconfig, route, netstat (-rn: the namespace's IPv4 routes of every table, in
+macOS's layout), sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
 
 With FAKEMAC_OFFLINE=1 in the environment nothing is read from the live
 network: interfaces, carriers and addresses are derived from mac.json (the
@@ -104,6 +105,17 @@ class Host:
         return [(a["local"], a["prefixlen"]) for a in d.get("addr_info", [])
                 if a.get("family") == "inet"]
 
+    def routes(self):
+        """The namespace's IPv4 routes, every table, as `ip -j -4 route show table all`."""
+        if OFFLINE:
+            return offline_routes(self.cfg)
+        try:
+            out = subprocess.run([IP, "-j", "-4", "route", "show", "table", "all"],
+                                 capture_output=True, text=True, check=True).stdout
+            return json.loads(out or "[]")
+        except (OSError, subprocess.CalledProcessError, ValueError):
+            return []
+
     def tb_port(self, ifname):
         for p in self.cfg["tb_ports"]:
             if p["if"] == ifname:
@@ -143,6 +155,17 @@ def offline_links(cfg):
     for p in cfg["tb_ports"]:
         res[p["if"]] = link(p["if"], p["mac"], p["cabled"])
     return res
+
+
+def offline_routes(cfg):
+    """What `ip -j -4 route show table all` would report on a freshly brought up host."""
+    m = cfg["mgmt"]
+    net = ipaddress.IPv4Network(f"{m['ip']}/{m['prefix']}", strict=False)
+    return [{"dst": f"{net}", "dev": m["if"], "protocol": "kernel", "scope": "link",
+             "prefsrc": m["ip"]},
+            {"type": "local", "dst": "127.0.0.0/8", "dev": "lo", "table": "local"},
+            {"type": "local", "dst": "127.0.0.1", "dev": "lo", "table": "local"},
+            {"type": "local", "dst": m["ip"], "dev": m["if"], "table": "local"}]
 
 
 def out(text):
@@ -919,6 +942,116 @@ def cmd_ifconfig(host, args, argv):
 
 
 # --------------------------------------------------------------------------
+# netstat -rn -f inet
+
+A_NET, B_NET, C_NET = 0xFF000000, 0xFFFF0000, 0xFFFFFF00
+
+
+def natural_mask(a):
+    """The class mask netstat assumes (netstat's forgemask): A, B, else C."""
+    return A_NET if a >> 31 == 0 else B_NET if a >> 30 == 2 else C_NET
+
+
+def netstat_dest(a, plen, host):
+    """A destination as macOS netstat -n prints it: host routes in full, networks
+    without their trailing zero octets and with /len unless the mask is the
+    class mask (netname() and domask() of network_cmds' route.c)."""
+    o = [a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255]
+    if plen == 0 and a == 0:
+        return "default"
+    if host:
+        return ".".join(map(str, o))
+    mask = (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+    nat = natural_mask(a)
+    if nat == A_NET and a & 0x00FFFFFF == 0:
+        s = f"{o[0]}"
+    elif nat in (A_NET, B_NET) and a & 0xFFFF == 0:
+        s = f"{o[0]}.{o[1]}"
+    elif a & 0xFF == 0:
+        s = f"{o[0]}.{o[1]}.{o[2]}"
+    else:
+        s = ".".join(map(str, o))
+    return s if mask == nat else f"{s}/{plen}"
+
+
+def cmd_netstat(host, args):
+    opts, family, i = set(), None, 0
+    while i < len(args):
+        a = args[i]
+        if a == "-f" and i + 1 < len(args):
+            family = args[i + 1]
+            i += 1
+        elif a.startswith("-") and len(a) > 1:
+            opts.update(a[1:])
+        else:
+            err(f"netstat: {a}: unknown argument\n")
+            return 64
+        i += 1
+    if "r" not in opts or family not in (None, "inet", "inet6"):
+        err("usage: netstat -rn [-f address_family]\n")
+        return 64
+    out("Routing tables\n")
+    if family == "inet6":
+        return 0
+    links = host.links()
+    ifs = iface_list(host, links)
+    known = {n for n, _ in ifs}
+    ifs += [(n, "extra") for n in sorted(links) if n not in known and n != "lo"]
+    index = {n: k for k, (n, _) in enumerate(ifs, 1)}
+
+    def name(dev):
+        return "lo0" if dev == "lo" else dev or "lo0"
+
+    def link(dev):
+        return f"link#{index.get(name(dev), 1)}"
+
+    rows = []
+    for r in host.routes():
+        t, dst, dev = r.get("type", "unicast"), r.get("dst", ""), r.get("dev")
+        if t in ("broadcast", "multicast", "anycast", "throw"):
+            continue
+        net = ipaddress.IPv4Network("0.0.0.0/0" if dst == "default" else dst, strict=False)
+        a, plen = int(net.network_address), net.prefixlen
+        exp = ""
+        if t == "local":
+            if dst == "127.0.0.1":
+                row = (dst, "127.0.0.1", "UH", "lo0")
+            elif dev == "lo":
+                row = (netstat_dest(a, plen, False), "127.0.0.1", "UCS", "lo0")
+            else:   # a Mac lists each of its addresses as a /32 of its interface
+                row, exp = (netstat_dest(a, 32, False), link(dev), "UCS", name(dev)), "!"
+        elif t in ("blackhole", "unreachable", "prohibit"):
+            row = (netstat_dest(a, plen, "/" not in dst), "127.0.0.1",
+                   "UGScB" if t == "blackhole" else "UGScR", "lo0")
+        elif r.get("gateway"):
+            row = (netstat_dest(a, plen, "/" not in dst and dst != "default"), r["gateway"],
+                   "UGScg" if dst == "default" else "UGHS" if "/" not in dst else "UGSc",
+                   name(dev))
+        elif "/" not in dst and dst != "default":
+            row = (dst, link(dev), "UHS", name(dev))
+        elif r.get("protocol") == "kernel":
+            row, exp = (netstat_dest(a, plen, False), link(dev), "UCS", name(dev)), "!"
+        elif (dev or "").startswith("utun"):
+            row = (netstat_dest(a, plen, False), dev, "USc", dev)
+        else:
+            row = (netstat_dest(a, plen, False), link(dev), "UCS", name(dev))
+        rows.append(((a, plen), row, exp))
+    if "en0" in index:   # what every Mac adds to its primary interface
+        en0 = f"link#{index['en0']}"
+        rows += [((0xA9FE0000, 16), ("169.254", en0, "UCS", "en0"), "!"),
+                 ((0xE0000000, 4), ("224.0.0/4", en0, "UmCS", "en0"), "!"),
+                 ((0xFFFFFFFF, 32), ("255.255.255.255/32", en0, "UCS", "en0"), "!")]
+    if not rows:
+        return 0
+    out("\nInternet:\n")
+    out(f"{'Destination':<18.18} {'Gateway':<18.18} {'Flags':<10.10} {'Netif':>14.14} "
+        f"{'Expire':>6}\n")
+    for _, (d, g, f, n), exp in sorted(rows, key=lambda x: x[0]):
+        out(f"{d:<18} {g:<18} {f:<10.10} {n:>14.14} {exp:>6}\n")
+    return 0
+
+
+# --------------------------------------------------------------------------
 # route
 
 def cmd_route(host, args):
@@ -1207,6 +1340,7 @@ def main(argv):
         "sysctl": cmd_sysctl,
         "uname": cmd_uname,
         "scutil": cmd_scutil,
+        "netstat": cmd_netstat,
     }
     if cmd in simple:
         rc = simple[cmd](host, args)
