@@ -16,6 +16,7 @@
 #include "hostfile_check.h"
 #include "hostfile_read.h"
 #include "doctor.h"
+#include "doctor_subnet.h"
 #include "platform.h"
 
 const char *
@@ -854,6 +855,9 @@ const struct doctor_check doctor_checks[] = {
 	  chk_hostfile_ifaces },
 	{ "studio-port", DOCTOR_WARNING, "no Mac Studio uses the port beside Ethernet for RDMA",
 	  chk_studio_port },
+	{ "subnet-overlap", DOCTOR_ERROR,
+	  "no address or route of a host overlaps a cable's subnet (a VPN's, a LAN's)",
+	  doctor_chk_subnet },
 	{ "expected-cabling", DOCTOR_ERROR, "the cabling matches the file of --expect",
 	  chk_expected },
 };

@@ -670,14 +670,17 @@ def iface_list(host, links):
     res += [(x, "extra") for x in extra if x[:2] in ("ap", "aw", "ll")]
     if host.state()["bridge0"]["exists"]:
         res.append(("bridge0", "bridge"))
-    res += [(x, "extra") for x in extra if x.startswith("utun")]
+    # a tunnel made in the host's namespace (a test's VPN) is listed with the others
+    utuns = extra + sorted(x for x in links if x.startswith("utun") and x not in extra)
+    res += [(x, "extra") for x in utuns if x.startswith("utun")]
     return res
 
 
-def render_extra(host, name, scope):
+def render_extra(host, name, scope, links=None):
     """Interfaces of a real Mac that have nothing to do with Thunderbolt."""
-    mac = next(x["mac"] for x in host.cfg["extra_ifs"] if x["if"] == name)
-    ll = f"\tinet6 {link_local(mac)}%{name} prefixlen 64 scopeid 0x{scope[name]:x} \n"
+    mac = next((x["mac"] for x in host.cfg["extra_ifs"] if x["if"] == name), None)
+    ll = (f"\tinet6 {link_local(mac)}%{name} prefixlen 64 scopeid 0x{scope[name]:x} \n"
+          if mac else "")
     if name.startswith("anpi"):
         return (f"{name}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
                 f"\toptions=400<CHANNEL_IO>\n\tether {mac} \n"
@@ -694,7 +697,12 @@ def render_extra(host, name, scope):
                 f"\toptions={opts}\n\tether {mac} \n" + ll +
                 "\tnd6 options=201<PERFORMNUD,DAD>\n\tmedia: autoselect\n\tstatus: active\n")
     mtu = 1380 if name == "utun0" else 2000 if name == "utun1" else 1000
-    return (f"{name}: flags=8051<UP,POINTOPOINT,RUNNING,MULTICAST> mtu {mtu}\n" + ll +
+    # a tunnel's IPv4 addresses (one made live in the namespace), point to point
+    inet = "".join(f"\tinet {a['local']} --> {a.get('address', a['local'])} netmask "
+                   f"{mask_hex(a['prefixlen'])}\n"
+                   for a in (links or {}).get(name, {}).get("addr_info", [])
+                   if a.get("family") == "inet")
+    return (f"{name}: flags=8051<UP,POINTOPOINT,RUNNING,MULTICAST> mtu {mtu}\n" + ll + inet +
             "\tnd6 options=201<PERFORMNUD,DAD>\n")
 
 
@@ -719,7 +727,7 @@ def render_iface(host, name, kind, links, st, scope):
     if kind == "stf":
         return "stf0: flags=0<> mtu 1280\n"
     if kind == "extra":
-        return render_extra(host, name, scope)
+        return render_extra(host, name, scope, links)
     br = st["bridge0"]
     if kind == "bridge":
         up = br["up"]
@@ -1027,6 +1035,8 @@ def cmd_netstat(host, args):
             row = (netstat_dest(a, plen, "/" not in dst and dst != "default"), r["gateway"],
                    "UGScg" if dst == "default" else "UGHS" if "/" not in dst else "UGSc",
                    name(dev))
+        elif "/" not in dst and dst != "default" and r.get("protocol") == "kernel":
+            row = (dst, r.get("prefsrc", link(dev)), "UH", name(dev))   # a tunnel's peer
         elif "/" not in dst and dst != "default":
             row = (dst, link(dev), "UHS", name(dev))
         elif r.get("protocol") == "kernel":
