@@ -120,8 +120,8 @@ doctor_chk_subnet(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++)
 		if (in->hosts[i].reachable && in->hosts[i].error == NULL &&
 		    !in->hosts[i].routes_known)
-			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
-			    "routes unknown (not captured by this probe); only addresses checked");
+			doctor_add(r, DOCTOR_OK, (long)i, NULL, 0, NULL,
+			    "routes unknown (the probe did not capture them); its addresses checked");
 	if (nn == 0 && ncables > 0) {
 		struct subnet_choice c;
 		struct jc_err err = { 0 };

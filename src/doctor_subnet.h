@@ -16,8 +16,9 @@
  * set up yet, the plan's numbering (subnet_choose() of the cables). Every
  * address or route of a host (subnet_taken(): not on the interfaces a
  * setup owns) that overlaps one is an error whose remedy names the first
- * free range for --subnet. A host whose routes were not captured is
- * unknown for its routes.
+ * free range for --subnet. A host whose routes were not captured (a
+ * bundle of an older probe) has its addresses checked, and an ok finding
+ * says so.
  */
 void doctor_chk_subnet(const struct doctor_input *in, struct doctor_report *r);
 
