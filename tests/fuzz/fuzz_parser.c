@@ -16,6 +16,8 @@
  *   FUZZ_ROUTE_GET     route -n get PEER (macOS), a state query of apply
  *   FUZZ_IP_ROUTE      ip route show PEER/32 (Linux), and saved route texts
  *   FUZZ_IP_ADDR       ip -4 -o addr show and ip -o link show (Linux)
+ *   FUZZ_ROUTES        netstat -rn -f inet (macOS) and ip -j -4 route show table all
+ *                      (Linux), then the prefixes the subnet choice takes from them
  */
 #include "config.h"
 
@@ -29,11 +31,12 @@
 #include "parse_net.h"
 #include "parse_state.h"
 #include "parse_tb.h"
+#include "subnet.h"
 
 #if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
-    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) != 1
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -189,6 +192,48 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 	if (up != JC_YES && up != JC_NO)
 		abort();
 	strv_free(&addrs);
+}
+#elif defined(FUZZ_ROUTES)
+/* Every route kept is a prefix and names a safe interface (or none). */
+static void
+routes_sane(struct jc_host *h)
+{
+	struct subnet_prefix *t;
+	size_t nt;
+
+	for (size_t i = 0; i < h->nroutes; i++) {
+		const struct jc_route *r = &h->routes[i];
+
+		if (!jc_ipv4_ok(r->dest) || r->len < 0 || r->len > 32 ||
+		    (r->iface != NULL && !jc_iface_name_ok(r->iface)) ||
+		    (r->via != NULL && !jc_ipv4_ok(r->via)))
+			abort();
+	}
+	nt = subnet_taken(h, 1, &t);
+	for (size_t i = 0; i < nt; i++)
+		if (t[i].len < SUBNET_MIN_PREFIX || t[i].len > 32 || t[i].what == NULL)
+			abort();
+	subnet_taken_free(t, nt);
+	jc_routes_free(h->routes, h->nroutes);
+	h->routes = NULL;
+	h->nroutes = 0;
+}
+
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_host h;
+
+	memset(&h, 0, sizeof(h));
+	h.name = "fuzz";
+	if (parse_netstat_routes(s, size, &h.routes, &h.nroutes, notes, err) == 0)
+		routes_sane(&h);
+	else if (h.routes != NULL || h.nroutes != 0)
+		abort();	/* an error leaves nothing behind */
+	if (parse_ip_route_json(s, size, &h.routes, &h.nroutes, notes, err) == 0)
+		routes_sane(&h);
+	else if (h.routes != NULL || h.nroutes != 0)
+		abort();
 }
 #endif
 

@@ -177,6 +177,122 @@ test_small(void)
 	is_int(parse_rdma_ctl(""), JC_UNKNOWN, "rdma_ctl empty: unknown");
 }
 
+/* One route as "dest/len iface via" (via "-" when none, iface "-" too). */
+static char *
+route_text(const struct jc_route *r)
+{
+	return xasprintf("%s/%d %s %s", r->dest, r->len, r->iface ? r->iface : "-",
+	    r->via ? r->via : "-");
+}
+
+static bool
+routes_are(const struct jc_route *r, size_t n, const char *const *want, size_t nw)
+{
+	bool same = n == nw;
+
+	for (size_t i = 0; i < n; i++) {
+		char *t = route_text(&r[i]);
+
+		if (i >= nw || strcmp(t, want[i]) != 0) {
+			diag("route %zu: got %s, want %s", i, t, i < nw ? want[i] : "(none)");
+			same = false;
+		}
+		free(t);
+	}
+	return same;
+}
+
+/*
+ * netstat -rn -f inet laid out as macOS's netstat prints it (route.c of
+ * network_cmds: destination and gateway %-18s, flags %-10.10s, Netif
+ * %14.14s, expire %6s), a Mac with a VPN on utun3 that routes 0/1, 128.0/1
+ * and 192.168.0.0/16, and a home network on en0.
+ */
+static const char netstat_vpn[] =
+    "Routing tables\n"
+    "\n"
+    "Internet:\n"
+    "Destination        Gateway            Flags               Netif Expire\n"
+    "default            192.168.1.1        UGScg                 en0       \n"
+    "default            link#18            UCSIg               utun3       \n"
+    "0/1                utun3              USc                 utun3       \n"
+    "10.8/16            utun3              USc                 utun3       \n"
+    "10.8.0.1           10.8.0.2           UH                  utun3       \n"
+    "127                127.0.0.1          UCS                   lo0       \n"
+    "127.0.0.1          127.0.0.1          UH                    lo0       \n"
+    "128.0/1            utun3              USc                 utun3       \n"
+    "169.254            link#6             UCS                   en0      !\n"
+    "192.168.0/16       utun3              USc                 utun3       \n"
+    "192.168.1          link#6             UCS                   en0      !\n"
+    "192.168.1.1/32     link#6             UCS                   en0      !\n"
+    "192.168.1.1        3c:22:fb:10:aa:1   UHLWIir               en0   1193\n"
+    "192.168.1.23/32    link#6             UCS                   en0      !\n"
+    "224.0.0/4          link#6             UmCS                  en0      !\n"
+    "255.255.255.255/32 link#6             UCS                   en0      !\n";
+
+/* The layout before macOS 11.3, with Refs and Use, then the IPv6 table. */
+static const char netstat_old[] =
+    "Routing tables\n"
+    "\n"
+    "Internet:\n"
+    "Destination        Gateway            Flags        Refs      Use   Netif Expire\n"
+    "default            10.20.30.1         UGSc            7        3     en0\n"
+    "10.20.30/24        link#4             UCS             2        0     en0\n"
+    "10.20.30.41        3c:22:fb:10:aa:2   UHLWI           0       11     en0    611\n"
+    "172.16.5/24        link#9             UC              1        0  vmnet1\n"
+    "192.168.57         link#10            UC              1        0  vmnet8\n"
+    "\n"
+    "Internet6:\n"
+    "Destination                             Gateway                         Flags         Netif Expire\n"
+    "default                                 fe80::1%en0                     UGcg            en0\n";
+
+static void
+test_netstat(void)
+{
+	static const char *const vpn[] = {
+		"0.0.0.0/0 en0 192.168.1.1", "0.0.0.0/0 utun3 -", "0.0.0.0/1 utun3 -",
+		"10.8.0.0/16 utun3 -", "10.8.0.1/32 utun3 10.8.0.2", "127.0.0.0/8 lo0 127.0.0.1",
+		"127.0.0.1/32 lo0 127.0.0.1", "128.0.0.0/1 utun3 -", "169.254.0.0/16 en0 -",
+		"192.168.0.0/16 utun3 -", "192.168.1.0/24 en0 -", "192.168.1.1/32 en0 -",
+		"192.168.1.1/32 en0 -", "192.168.1.23/32 en0 -", "224.0.0.0/4 en0 -",
+		"255.255.255.255/32 en0 -",
+	};
+	static const char *const old[] = {
+		"0.0.0.0/0 en0 10.20.30.1", "10.20.30.0/24 en0 -", "10.20.30.41/32 en0 -",
+		"172.16.5.0/24 vmnet1 -", "192.168.57.0/24 vmnet8 -",
+	};
+	struct jc_route *r;
+	size_t n;
+	struct jc_strv notes = { 0 };
+	struct jc_err err = { 0 };
+
+	ok(parse_netstat_routes(S(netstat_vpn), &r, &n, &notes, &err) == 0 &&
+	    routes_are(r, n, vpn, JC_ARRAY_LEN(vpn)) && notes.n == 0,
+	    "netstat: every route of the VPN Mac, abbreviated networks read by their class");
+	jc_routes_free(r, n);
+	ok(parse_netstat_routes(S(netstat_old), &r, &n, &notes, &err) == 0 &&
+	    routes_are(r, n, old, JC_ARRAY_LEN(old)) && notes.n == 0,
+	    "netstat: the older layout (Refs, Use) by its header; the IPv6 table left out");
+	jc_routes_free(r, n);
+	ok(parse_netstat_routes(S("Routing tables\n"), &r, &n, &notes, &err) == 0 && n == 0,
+	    "netstat: no IPv4 route at all is an empty table");
+	ok(parse_netstat_routes(S("en0: flags=8863<UP> mtu 1500\n"), &r, &n, &notes, &err) < 0 &&
+	    r == NULL && n == 0 && strstr(err.msg, "not netstat") != NULL, "netstat: garbage refused");
+	ok(parse_netstat_routes(S(""), &r, &n, &notes, &err) < 0, "netstat: empty output refused");
+	ok(parse_netstat_routes(S("Routing tables\n\nInternet:\n"
+	    "Destination        Gateway            Flags               Netif Expire\n"
+	    "10.1.2.3.4         link#4             UCS                   en0\n"
+	    "10.2/16            link#4             UCS            en0;reboot\n"
+	    "10.3&0xff00ff00    link#4             UCS                   en0\n"
+	    "10.4/40            link#4             UCS                   en0\n"
+	    "10.5/8\n"
+	    "10.6/16            link#4             UCS                   en0\n"), &r, &n, &notes,
+	    &err) == 0 && n == 1 && strcmp(r[0].dest, "10.6.0.0") == 0 && r[0].len == 16 &&
+	    notes.n == 5, "netstat: lines that do not fit skipped with a note each");
+	jc_routes_free(r, n);
+	strv_free(&notes);
+}
+
 int
 main(void)
 {
@@ -185,5 +301,6 @@ main(void)
 	test_networksetup();
 	test_ifconfig();
 	test_small();
+	test_netstat();
 	return done_testing();
 }

@@ -275,6 +275,116 @@ test_wrap(void)
 	inv_free(h, 2);
 }
 
+static void
+add_route(struct jc_host *h, const char *dest, int len, const char *iface, const char *via)
+{
+	struct jc_route *r;
+
+	h->routes = xreallocarray(h->routes, h->nroutes + 1, sizeof(*h->routes));
+	r = &h->routes[h->nroutes++];
+	r->dest = xstrdup(dest);
+	r->len = len;
+	r->iface = iface ? xstrdup(iface) : NULL;
+	r->via = via ? xstrdup(via) : NULL;
+	h->routes_known = true;
+}
+
+/* Each host's addresses as "iface ip peer_ip;" in plan order, all hosts. */
+static char *
+addrs_text(const struct plan *p)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t a = 0; a < p->hosts[i].naddrs; a++)
+			buf_printf(&b, "%s %s %s;", p->hosts[i].addrs[a].iface, p->hosts[i].addrs[a].ip,
+			    p->hosts[i].addrs[a].peer_ip);
+	return buf_steal(&b);
+}
+
+/*
+ * Appendix A (cables A.en2-B.en2, A.en3-C.en2, B.en3-C.en3) with what a
+ * host may have that mlx's 192.168.0.0-192.168.0.11 would overlap. The
+ * expected addresses are written out by hand: cable k at base + 4k + 1
+ * and + 2.
+ */
+static void
+test_subnets(void)
+{
+	static const char mlx[] = "en2 192.168.0.1 192.168.0.2;en3 192.168.0.5 192.168.0.6;"
+	    "en2 192.168.0.2 192.168.0.1;en3 192.168.0.9 192.168.0.10;"
+	    "en2 192.168.0.6 192.168.0.5;en3 192.168.0.10 192.168.0.9;";
+	static const char moved[] = "en2 10.254.0.1 10.254.0.2;en3 10.254.0.5 10.254.0.6;"
+	    "en2 10.254.0.2 10.254.0.1;en3 10.254.0.9 10.254.0.10;"
+	    "en2 10.254.0.6 10.254.0.5;en3 10.254.0.10 10.254.0.9;";
+	struct jc_host *h = appendix_a();
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	char *t;
+
+	/* nothing that collides: mlx's numbering, a LAN beyond the cables, the cables' own */
+	inv_iface(&h[0], "en0", "192.168.1.20", 24);
+	add_route(&h[0], "192.168.1.0", 24, "en0", NULL);
+	add_route(&h[0], "0.0.0.0", 1, "utun3", NULL);
+	add_route(&h[0], "128.0.0.0", 1, "utun3", NULL);
+	inv_iface(&h[1], "en2", "192.168.0.2", 30);
+	add_route(&h[1], "192.168.0.0", 30, "en2", NULL);
+	add_route(&h[1], "192.168.0.2", 32, "lo0", "127.0.0.1");
+	add_route(&h[1], "192.168.0.1", 32, "en2", NULL);
+	graph_build(h, 3, &g, &err);
+	ok(plan_build(g, &p, &err) == 0, "subnets: plan built");
+	t = addrs_text(p);
+	is_str(t, mlx, "a LAN on 192.168.1.0/24, a VPN's /1 pair and the cables' own "
+	    "addresses and routes leave mlx's numbering");
+	free(t);
+	ok(p->subnet.reason == NULL && p->note_host == NULL, "... and no note");
+	plan_free(p);
+
+	/* a VPN's 192.168.0.0/16 on B: the first free range of the list */
+	add_route(&h[1], "192.168.0.0", 16, "utun3", NULL);
+	ok(plan_build(g, &p, &err) == 0, "VPN route: plan built");
+	t = addrs_text(p);
+	is_str(t, moved, "a route of B through utun3 over 192.168.0.0/16: every cable on 10.254.0.0/16");
+	free(t);
+	is_str(p->cable_ip[2][1], "10.254.0.10", "cable 2's second end");
+	ok(p->subnet.reason != NULL && strstr(p->subnet.reason, "192.168.0.0/16") &&
+	    strstr(p->subnet.reason, "route via utun3") && strstr(p->subnet.reason, "10.254.0.0/16"),
+	    "the reason names the route and the range");
+	is_str(p->note_host, "B", "the note is B's");
+	t = cmds_text(&p->hosts[0].cmds);
+	ok(has_line(t, "sudo ifconfig en2 inet 10.254.0.1 netmask 255.255.255.252") &&
+	    has_line(t, "sudo route -n add -host 10.254.0.2 -interface en2"),
+	    "the commands use the new numbering");
+	free(t);
+	plan_free(p);
+
+	/* --subnet */
+	ok(plan_build_opts(g, &(struct plan_opts){ .subnet = "172.31.4.0/24" }, &p, &err) == 0,
+	    "--subnet 172.31.4.0/24: plan built");
+	is_str(p->cable_ip[0][0], "172.31.4.1", "--subnet: cable 0");
+	is_str(p->cable_ip[2][1], "172.31.4.10", "--subnet: cable 2's second end");
+	ok(p->subnet.user && p->subnet.reason == NULL, "--subnet: chosen, no note");
+	plan_free(p);
+	ok(plan_build_opts(g, &(struct plan_opts){ .subnet = "192.168.0.0/24" }, &p, &err) ==
+	    -EADDRINUSE && p == NULL && strstr(err.msg, "B: route via utun3") != NULL,
+	    "--subnet over the VPN's route: refused, naming the host and route");
+	graph_free(g);
+	inv_free(h, 3);
+
+	/* an address (not a route) in mlx's block on a host's other interface */
+	h = appendix_a();
+	inv_iface(&h[2], "en0", "192.168.0.77", 24);
+	graph_build(h, 3, &g, &err);
+	ok(plan_build(g, &p, &err) == 0 && strcmp(p->cable_ip[0][0], "10.254.0.1") == 0 &&
+	    strstr(p->subnet.reason, "address 192.168.0.77/24 on en0") != NULL &&
+	    strcmp(p->note_host, "C") == 0, "an address 192.168.0.77/24 on C's en0 moves the cables");
+	plan_free(p);
+	graph_free(g);
+	inv_free(h, 3);
+}
+
 int
 main(void)
 {
@@ -285,5 +395,6 @@ main(void)
 	test_bridge_restore_applied();
 	test_linux();
 	test_wrap();
+	test_subnets();
 	return done_testing();
 }

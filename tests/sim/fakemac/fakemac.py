@@ -1016,6 +1016,9 @@ def cmd_netstat(host, args):
     rows = []
     for r in host.routes():
         t, dst, dev = r.get("type", "unicast"), r.get("dst", ""), r.get("dev")
+        if dev is None and r.get("nexthops"):   # multipath: the first hop
+            r = dict(r, **{k: v for k, v in r["nexthops"][0].items() if k in ("dev", "gateway")})
+            dev = r.get("dev")
         if t in ("broadcast", "multicast", "anycast", "throw"):
             continue
         net = ipaddress.IPv4Network("0.0.0.0/0" if dst == "default" else dst, strict=False)
