@@ -322,6 +322,68 @@ test_platform(void)
 	raw_clear(&r);
 }
 
+/*
+ * The routing table in a bundle: saved and replayed (macOS netstat, a VPN
+ * route on utun3 among them), in the inventory's JSON; a bundle of an
+ * earlier probe without it (data/examples) loads with the routes unknown
+ * and a note; garbage is an error naming the file, a missing netstat
+ * (exit 127) only unknown.
+ */
+static void
+test_routes(void)
+{
+	struct jc_raw raw = { 0 };
+	struct jc_host h;
+	struct jc_err err = { 0 };
+	char *dir = xasprintf("%s/routes", tmp), *ex;
+	const char *top = getenv("top_srcdir");
+	json_t *j;
+	bool noted = false;
+
+	raw.host = xstrdup("mac1");
+	raw_add(&raw, "uname.txt", S("Darwin\n"), 0);
+	raw_add(&raw, "netstat-rn-f-inet.txt", S("Routing tables\n\nInternet:\n"
+	    "Destination        Gateway            Flags               Netif Expire\n"
+	    "default            10.1.0.1           UGScg                 en0       \n"
+	    "10.1/16            link#6             UCS                   en0      !\n"
+	    "192.168.0/16       utun3              USc                 utun3       \n"), 0);
+	ok(bundle_save(dir, &raw, 1, &err) == 0, "routes: bundle saved");
+	memset(&h, 0, sizeof(h));
+	ok(inventory_from_bundle(dir, "mac1", &h, &err) == 0 && h.routes_known && h.nroutes == 3,
+	    "routes: replayed from the bundle");
+	ok(h.nroutes == 3 && strcmp(h.routes[2].dest, "192.168.0.0") == 0 && h.routes[2].len == 16 &&
+	    strcmp(h.routes[2].iface, "utun3") == 0, "routes: the VPN's 192.168.0.0/16 via utun3");
+	j = inventory_host_to_json(&h);
+	ok(json_array_size(json_object_get(j, "routes")) == 3 &&
+	    strcmp(json_string_value(json_object_get(json_array_get(json_object_get(j, "routes"), 2),
+	    "dest")), "192.168.0.0/16") == 0, "routes: in the inventory JSON");
+	json_decref(j);
+	jc_host_clear(&h);
+
+	raw_add(&raw, "netstat-rn-f-inet.txt", S("<html>oops</html>\n"), 0);
+	ok(jc_platform_macos.parse(&h, &raw, &err) < 0 &&
+	    strstr(err.msg, "netstat-rn-f-inet.txt") != NULL, "routes: garbage is an error naming the file");
+	jc_host_clear(&h);
+	raw_add(&raw, "netstat-rn-f-inet.txt", S("sh: netstat: not found\n"), 127);
+	ok(jc_platform_macos.parse(&h, &raw, &err) == 0 && !h.routes_known,
+	    "routes: netstat not found (127): unknown, no error");
+	jc_host_clear(&h);
+	raw_clear(&raw);
+
+	ex = xasprintf("%s/data/examples/studio-mesh4", top ? top : ".");
+	ok(inventory_from_bundle(ex, "m3-ultra-1", &h, &err) == 0 && !h.routes_known &&
+	    h.nroutes == 0, "an earlier probe's bundle loads, routes unknown");
+	for (size_t i = 0; i < h.nnotes; i++)
+		noted = noted || strcmp(h.notes[i], "netstat -rn -f inet not captured; routes unknown") == 0;
+	ok(noted, "... and a note says so");
+	j = inventory_host_to_json(&h);
+	ok(json_is_null(json_object_get(j, "routes")), "... null in the inventory JSON");
+	json_decref(j);
+	jc_host_clear(&h);
+	free(ex);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -339,6 +401,7 @@ main(void)
 	test_manifest();
 	test_big();
 	test_platform();
+	test_routes();
 	/* Remove the scratch folder (only what this test made). */
 	cmd = xasprintf("%s", tmp);
 	pid = fork();
