@@ -497,6 +497,9 @@ refused(struct jc_opts *o)
 	if (o->subnet != NULL && len > 30)
 		return cli_usage_error(o->cmd, "argument --subnet: '%s' holds no /30 "
 		    "(a range such as 10.254.0.0/16)", o->subnet);
+	if (o->subnet != NULL && strcmp(o->over, "ethernet") == 0)
+		return cli_usage_error(o->cmd, "--subnet numbers the Thunderbolt cables; "
+		    "--over ethernet configures none");
 	if (o->verify && o->json)
 		return cli_usage_error(o->cmd, "--verify prints its own report; for JSON run '%s verify --json'",
 		    JC_PROG);

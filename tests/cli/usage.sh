@@ -29,6 +29,14 @@ is "$?" 2 "an --env key with a space is a usage error"
 is "$?" 2 "an unknown option is a usage error"
 grep -q 'unrecognized argument' "$t/err"; ok $? "unknown option named"
 
+for bad in 10.0.0.0/33 10.0.0.1/24 10.0.0/24 10.0.0.0/31; do
+	"$JACCL_CONFIG" --subnet "$bad" >"$t/out" 2>"$t/err"
+	is "$?" 2 "--subnet $bad is a usage error"
+	grep -q "error: argument --subnet: '$bad'" "$t/err"; ok $? "--subnet $bad: the range quoted"
+done
+"$JACCL_CONFIG" --over ethernet --subnet 10.254.0.0/16 >/dev/null 2>"$t/err"
+is "$?" 2 "--subnet with --over ethernet (no cable to number) is a usage error"
+
 "$JACCL_CONFIG" frobnicate >/dev/null 2>"$t/err"
 is "$?" 2 "an unknown command is a usage error"
 
