@@ -143,6 +143,39 @@ test_all_taken(void)
 	inv_free(h, 2);
 }
 
+/* No graph, a ring hostfile: its cable addresses are the subnets, its management ones are not. */
+static void
+test_ring_hostfile(void)
+{
+	struct jc_host *h = inv_new(2, NULL);
+	char *ips0[] = { "192.168.0.1", "10.0.0.10" }, *ips1[] = { "192.168.0.2" };
+	struct jc_hf_host rows[2] = {
+		{ .ssh = "mac1", .ips = ips0, .nips = 2 },
+		{ .ssh = "mac2", .ips = ips1, .nips = 1 },
+	};
+	struct jc_hostfile hf = { .backend = "ring", .hosts = rows, .nhosts = 2 };
+	struct doctor_input in = { .hosts = h, .n = 2, .hf = &hf };
+	struct doctor_report *r;
+	char *t = NULL;
+	int nerr = 0;
+
+	free(h[0].mgmt_ip);
+	h[0].mgmt_ip = xstrdup("10.0.0.10");
+	inv_iface(&h[0], "en0", "10.0.0.10", 24);
+	add_route(&h[1], "192.168.0.0", 24, "utun3");
+	r = doctor_run(&in);
+	for (size_t k = 0; k < r->n; k++)
+		if (strcmp(r->v[k].check, "subnet-overlap") == 0 && r->v[k].status == DOCTOR_ERROR &&
+		    nerr++ == 0)
+			t = xstrdup(r->v[k].msg);
+	ok(nerr == 1 && t != NULL && strcmp(t, "192.168.0.0/24 (route via utun3) overlaps 192.168.0.0/30, a "
+	    "subnet of the hostfile's addresses: the cluster's traffic may go to it") == 0,
+	    "ring hostfile: its cable addresses' /30 found under a route, the management one not");
+	free(t);
+	doctor_report_free(r);
+	inv_free(h, 2);
+}
+
 int
 main(void)
 {
@@ -151,5 +184,6 @@ main(void)
 		srcdir = ".";
 	test_configured();
 	test_all_taken();
+	test_ring_hostfile();
 	return done_testing();
 }
