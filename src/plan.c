@@ -354,8 +354,12 @@ plan_subnet(struct plan *p, const struct graph *g, const char *user, struct jc_e
 {
 	struct subnet_prefix *taken = NULL;
 	size_t nt = subnet_taken(g->hosts, g->n, &taken);
-	struct subnet_choice mlx = { .base = 0xc0a80000u, .len = 16, .ncables = g->ncables };
+	struct subnet_choice mlx = { .ncables = g->ncables };
 	int r = subnet_choose(g->ncables, taken, nt, user, &p->subnet, err);
+
+	/* the note is the host of the first prefix that mlx's numbering (the list's first) meets */
+	if (subnet_parse_cidr(subnet_ranges[0], &mlx.base, &mlx.len, NULL) < 0)
+		mlx.ncables = 0;
 
 	for (size_t i = 0; r == 0 && p->subnet.reason != NULL && i < nt; i++)
 		if (subnet_overlap(&mlx, &taken[i]) >= 0) {
