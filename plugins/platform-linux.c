@@ -212,6 +212,11 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_BRIDGE_DOWN:
 	case JC_ACT_BRIDGE_ADDM:
 	case JC_ACT_BRIDGE_DELM:
+	case JC_ACT_SVC_CREATE:
+	case JC_ACT_SVC_MANUAL:
+	case JC_ACT_SVC_REMOVE:
+	case JC_ACT_SVC_ENABLE:
+	case JC_ACT_SVC_DISABLE:
 		break;
 	}
 	return -ENOTSUP;

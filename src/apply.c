@@ -85,7 +85,8 @@ ap_host_clear(struct ap_host *h)
 static const char *
 kind_name(enum plan_fact_kind k)
 {
-	return k == PLAN_FACT_ADDRS ? "addrs" : k == PLAN_FACT_BRIDGE ? "bridge" : "route";
+	return k == PLAN_FACT_ADDRS ? "addrs" : k == PLAN_FACT_BRIDGE ? "bridge" :
+	    k == PLAN_FACT_SERVICES ? "services" : "route";
 }
 
 static bool
@@ -168,7 +169,9 @@ argv_line(char *const *argv, size_t argc)
 
 	buf_puts(&b, "");
 	for (size_t k = 0; k < argc; k++) {
-		buf_printf(&b, "%s%s", k ? " " : "", argv[k]);
+		if (k > 0)
+			buf_puts(&b, " ");
+		jc_shell_word(&b, argv[k]);
 		if (k == 0 && strcmp(argv[0], "sudo") == 0)
 			buf_puts(&b, " -n");
 	}
@@ -288,8 +291,46 @@ restore_bridge(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
 }
 
 /*
+ * The network services (--persist): ours (JC_SVC_PREFIX) that were not
+ * there are removed; a service that was there and whose enabled state
+ * changed (only the bridge's is ever changed) gets it back. Every other
+ * service is left alone.
+ */
+static size_t
+restore_services(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
+	size_t diffs = 0;
+
+	for (size_t i = 0; i < h->nfacts; i++) {
+		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
+
+		if (s->kind != PLAN_FACT_SERVICES || c == NULL || !s->st.exists || !c->st.exists)
+			continue;
+		for (size_t k = 0; k < c->st.nsvcs; k++) {
+			const struct jc_netsvc *now = &c->st.svcs[k];
+			const struct jc_netsvc *was = netsvc_find(s->st.svcs, s->st.nsvcs, now->name);
+
+			if (was == NULL && platform_svc_ours(now->name)) {
+				diffs++;
+				act(out, h, JC_ACT_SVC_REMOVE,
+				    &(struct jc_act_arg){ .service = now->name });
+			} else if (was != NULL && was->enabled != now->enabled &&
+			    (platform_svc_ours(now->name) ||
+			    (now->device != NULL && strcmp(now->device, "bridge0") == 0))) {
+				diffs++;
+				act(out, h, was->enabled ? JC_ACT_SVC_ENABLE : JC_ACT_SVC_DISABLE,
+				    &(struct jc_act_arg){ .service = now->name });
+			}
+		}
+	}
+	return diffs;
+}
+
+/*
  * The commands that take the host from its current facts (cur) back to the
- * saved ones (h->facts): routes, then addresses, then bridge0. Only planned
+ * saved ones (h->facts): routes, then addresses, then bridge0, then the
+ * network services. Only planned
  * interfaces, bridge0 and addresses that passed validation are ever named.
  * Returns the number of differences.
  */
@@ -299,7 +340,8 @@ restore_cmds(const struct ap_host *h, const struct ap_fact *cur, size_t ncur, st
 	size_t diffs = restore_routes(h, cur, ncur, out);
 
 	diffs += restore_addrs(h, cur, ncur, out);
-	return diffs + restore_bridge(h, cur, ncur, out);
+	diffs += restore_bridge(h, cur, ncur, out);
+	return diffs + restore_services(h, cur, ncur, out);
 }
 
 /* Shared by the threads of one run. */
@@ -366,7 +408,7 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		free(q2);
 		if (rc != 0)
 			return rc;
-		if (f->kind == PLAN_FACT_ADDRS && f->status != 0)
+		if ((f->kind == PLAN_FACT_ADDRS || f->kind == PLAN_FACT_SERVICES) && f->status != 0)
 			return jc_fail(err, -ENOENT, "cannot read the state of %s: %s", f->iface,
 			    f->out);
 		fact_parse(f, h->plat);
@@ -579,6 +621,16 @@ host_json(const struct ap_host *h)
 			json_object_set_new(o, "members", strv_json(&f->st.members));
 		if (f->kind == PLAN_FACT_ROUTE)
 			json_object_set_new(o, "route", jstr(f->st.route));
+		if (f->kind == PLAN_FACT_SERVICES) {
+			json_t *sv = json_array();
+
+			for (size_t k = 0; k < f->st.nsvcs; k++)
+				json_array_append_new(sv, json_pack("{s:o, s:o, s:o, s:b}", "name",
+				    jstr(f->st.svcs[k].name), "port", jstr(f->st.svcs[k].port),
+				    "device", jstr(f->st.svcs[k].device), "enabled",
+				    f->st.svcs[k].enabled));
+			json_object_set_new(o, "services", sv);
+		}
 		json_array_append_new(facts, o);
 		free(q1);
 		free(q2);
@@ -640,10 +692,13 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 		if (kind == NULL || ifn == NULL || out == NULL)
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
 		f->kind = strcmp(kind, "addrs") == 0 ? PLAN_FACT_ADDRS :
-		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE : PLAN_FACT_ROUTE;
+		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE :
+		    strcmp(kind, "services") == 0 ? PLAN_FACT_SERVICES : PLAN_FACT_ROUTE;
 		if (strcmp(kind, kind_name(f->kind)) != 0 ||
 		    (f->kind == PLAN_FACT_BRIDGE ? strcmp(ifn, "bridge0") != 0 ||
 		    !(h->plat->caps & JC_PLAT_BRIDGE) :
+		    f->kind == PLAN_FACT_SERVICES ? strcmp(ifn, PLAN_SERVICES) != 0 ||
+		    h->plat->persist == NULL :
 		    !planned_iface(h, ifn)) ||
 		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))))
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
@@ -756,7 +811,10 @@ trim(char *s)
 		s[--l] = '\0';
 }
 
-/* A word safe in a command line: a plain word, or an option such as "-n". */
+/*
+ * A word safe in a command line: a plain word, an option such as "-n", or
+ * a network service or port name (argv_line quotes it).
+ */
 static bool
 word_ok(const char *w)
 {
@@ -767,7 +825,7 @@ word_ok(const char *w)
 				return false;
 		return w[1] != '\0';
 	}
-	return jc_plain_word(w);
+	return jc_plain_word(w) || jc_service_name_ok(w);
 }
 
 static bool

@@ -42,6 +42,7 @@ enum jc_optid {
 	OPT_CONNECTIONS_PER_IP,
 	OPT_TIMEOUT,
 	OPT_STATE_DIR,
+	OPT_PERSIST,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -109,6 +110,7 @@ struct jc_opts {
 	long connections_per_ip;	/* default 1 */
 	double timeout;			/* verify: bound on any wait, default 30 */
 	const char *state_dir;
+	bool persist;			/* --persist: setups that survive a reboot */
 	int argc;			/* positional arguments */
 	char **argv;
 	bool json_printed;		/* the command printed its --json document */

@@ -576,7 +576,7 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 	r->chosen = true;
 	out_warn_each(&r->choice.warnings, "");
 	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r->choice.backend));
-	if (plan_build(r->g, &r->plan, &err) != 0)
+	if (plan_build_persist(r->g, r->o->persist, &r->plan, &err) != 0)
 		goto out;
 	for (size_t i = 0; r->choice.backend != GRAPH_RING && i < r->h.n; i++)
 		jc_info(NULL, "Getting the ip from %s", r->h.v[i].name);
