@@ -16,6 +16,7 @@
  *   FUZZ_ROUTE_GET     route -n get PEER (macOS), a state query of apply
  *   FUZZ_IP_ROUTE      ip route show PEER/32 (Linux), and saved route texts
  *   FUZZ_IP_ADDR       ip -4 -o addr show and ip -o link show (Linux)
+ *   FUZZ_NETSVC        networksetup -listnetworkserviceorder (--persist's state)
  */
 #include "config.h"
 
@@ -33,7 +34,7 @@
 #if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
-    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) != 1
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_NETSVC) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -189,6 +190,27 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 	if (up != JC_YES && up != JC_NO)
 		abort();
 	strv_free(&addrs);
+}
+#elif defined(FUZZ_NETSVC)
+/* Every name, port and device returned must be fit for a command. */
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_netsvc *v = NULL;
+	size_t n = 0;
+
+	(void)size;
+	(void)notes;
+	(void)err;
+	parse_netsvc_order(s, &v, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!jc_service_name_ok(v[i].name) ||
+		    (v[i].port != NULL && !jc_service_name_ok(v[i].port)) ||
+		    (v[i].device != NULL && !jc_iface_name_ok(v[i].device)) ||
+		    netsvc_find(v, n, v[i].name) == NULL)
+			abort();
+	}
+	netsvc_free(v, n);
 }
 #endif
 
