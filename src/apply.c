@@ -776,6 +776,75 @@ carry_over(const char *dir, const struct plan *p, const struct apply_result *res
 	json_decref(old);
 }
 
+/* The same fact (kind, iface, peer) in a saved facts array, or NULL. */
+static json_t *
+json_fact_like(json_t *facts, json_t *f)
+{
+	const char *peer = jget_str(f, "peer");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(facts, i, v) {
+		const char *vp = jget_str(v, "peer");
+
+		if (jget_str(v, "kind") != NULL && jget_str(f, "kind") != NULL &&
+		    strcmp(jget_str(v, "kind"), jget_str(f, "kind")) == 0 &&
+		    jget_str(v, "iface") != NULL && jget_str(f, "iface") != NULL &&
+		    strcmp(jget_str(v, "iface"), jget_str(f, "iface")) == 0 &&
+		    (vp == NULL) == (peer == NULL) && (vp == NULL || strcmp(vp, peer) == 0))
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * A --persist host (one with a services fact) runs again on every run, so
+ * what it captures on a later run is the state after the earlier one.
+ * When the last setup saved this host and neither it nor the host was undone
+ * since, each fact of hj that the earlier file also has keeps the earlier
+ * output: restore still goes back to before the first setup (removing the
+ * services it created). Only the file changes; a rollback of this run still
+ * uses what this run captured.
+ */
+static void
+keep_earlier_facts(const char *dir, const char *name, json_t *hj)
+{
+	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
+	json_t *old = json_load_file(path, 0, NULL), *v, *oh = NULL, *f;
+	const char *st = jget_str(old, "status");
+	bool persist = false;
+	size_t k;
+
+	free(path);
+	json_array_foreach(json_object_get(hj, "facts"), k, f)
+		persist = persist || (jget_str(f, "kind") && strcmp(jget_str(f, "kind"), "services") == 0);
+	if (!persist || st == NULL || strcmp(st, "restored") == 0 || strcmp(st, "rolled-back") == 0) {
+		json_decref(old);
+		return;
+	}
+	json_array_foreach(json_object_get(old, "hosts"), k, v) {
+		const char *file = jget_str(v, "file");
+
+		if (jget_str(v, "host") == NULL || strcmp(jget_str(v, "host"), name) != 0 ||
+		    json_is_true(json_object_get(v, "restored")) || file == NULL ||
+		    strncmp(file, "hosts/", 6) != 0 || strstr(file, "..") != NULL)
+			continue;
+		path = xasprintf("%s/%s", dir, file);
+		oh = json_load_file(path, 0, NULL);
+		free(path);
+		break;
+	}
+	if (oh != NULL && jget_str(oh, "host") != NULL && strcmp(jget_str(oh, "host"), name) == 0)
+		json_array_foreach(json_object_get(hj, "facts"), k, f) {
+			json_t *was = json_fact_like(json_object_get(oh, "facts"), f);
+
+			if (was != NULL)
+				json_array_set(json_object_get(hj, "facts"), k, was);
+		}
+	json_decref(oh);
+	json_decref(old);
+}
+
 /* ---- apply ---- */
 
 struct ap_slot {
@@ -1028,6 +1097,7 @@ save_states(struct ap_apply *ap, struct jc_err *err)
 		file = host_file(i, sl->h.name);
 		path = xasprintf("%s/%s", ap->dir, file);
 		hj = host_json(&sl->h);
+		keep_earlier_facts(ap->dir, sl->h.name, hj);
 		rc = write_json_atomic(path, hj, err);
 		json_decref(hj);
 		json_array_append_new(hosts, json_pack("{s:s, s:s, s:b}", "host", sl->h.name,

@@ -5,8 +5,9 @@
 #  - after --auto-setup --persist and a reboot of every host, each planned
 #    address is on its interface again (kernel state inside the host), the
 #    peer answers across every cable and `jaccl-config verify` passes;
-#  - restore leaves every host's network services exactly as before (the
-#    fake networksetup's list) and its addresses, routes and bridge too;
+#  - a second --persist run changes nothing, and restore after it leaves
+#    every host's network services exactly as before the first (the fake
+#    networksetup's list) and its addresses, routes and bridge too;
 #  - without --persist, a reboot loses the addresses (kernel state) and
 #    doctor's ipv4 check reports every cable end; no service was touched;
 #  - a persistent setup that fails on one host (its -setmanual) is rolled
@@ -125,6 +126,17 @@ is "$bad" "" "$topo: after the reboot the peer answers across every cable"
 r=$?
 ok $r "$topo: after the reboot jaccl-config verify passes"
 [ $r -eq 0 ] || sed 's/^/# /' "$t/verify" | tail -20
+
+# a second run after the reboot: the services are there, creating them fails
+# harmlessly; what restore goes back to is still the state before the first
+"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup --persist \
+    --output-hostfile "$t/hf1b.json" < /dev/null > "$t/out" 2> "$t/err"
+r=$?
+ok $r "$topo: a second --persist run succeeds"
+[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+_services "$t/svc-set2"
+cmp -s "$t/svc-set" "$t/svc-set2"
+ok $? "$topo: ... and leaves the same services (none twice)"
 
 "$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 r=$?
