@@ -272,3 +272,64 @@ parse_netsvc_order(const char *out, struct jc_netsvc **svcs, size_t *n)
 	}
 	return dropped;
 }
+
+/* Field k (0, 1) of a terse nmcli line, unescaped. New string. */
+static char *
+nmcli_field(const char *l, int k)
+{
+	struct jc_buf b = { 0 };
+	int f = 0;
+
+	buf_puts(&b, "");
+	for (const char *p = l; *p; p++) {
+		if (*p == '\\' && p[1] != '\0') {
+			p++;
+			if (f == k)
+				buf_append(&b, p, 1);
+			continue;
+		}
+		if (*p == ':') {
+			f++;
+			continue;
+		}
+		if (f == k)
+			buf_append(&b, p, 1);
+	}
+	return buf_steal(&b);
+}
+
+size_t
+parse_nmcli_connections(const char *out, struct jc_netsvc **svcs, size_t *n)
+{
+	const char *p = out;
+	size_t dropped = 0;
+
+	while (*p) {
+		char *l = line_of(p, &p), *name, *dev;
+
+		if (*l == '\0') {
+			free(l);
+			continue;
+		}
+		name = nmcli_field(l, 0);
+		dev = nmcli_field(l, 1);
+		if (jc_service_name_ok(name)) {
+			struct jc_netsvc *sv;
+
+			*svcs = xreallocarray(*svcs, *n + 1, sizeof(**svcs));
+			sv = &(*svcs)[(*n)++];
+			memset(sv, 0, sizeof(*sv));
+			sv->name = name;
+			sv->device = jc_iface_name_ok(dev) ? dev : NULL;
+			sv->enabled = true;
+			if (sv->device == NULL)
+				free(dev);
+		} else {
+			dropped++;
+			free(name);
+			free(dev);
+		}
+		free(l);
+	}
+	return dropped;
+}

@@ -70,6 +70,15 @@ int parse_ip_link_up(const char *out);
  */
 size_t parse_netsvc_order(const char *out, struct jc_netsvc **svcs, size_t *n);
 
+/*
+ * Linux `nmcli -t -f NAME,DEVICE connection show`: one connection a line,
+ * NAME:DEVICE with ':' and '\\' escaped by '\\'. Every connection, into
+ * *svcs / *n (appended) as a service (port NULL, enabled true); names
+ * that fail jc_service_name_ok are left out, a device that fails
+ * jc_iface_name_ok (or none) is left NULL. Returns the number left out.
+ */
+size_t parse_nmcli_connections(const char *out, struct jc_netsvc **svcs, size_t *n);
+
 void netsvc_free(struct jc_netsvc *svcs, size_t n);
 
 /* The service called name in svcs[0..n), or NULL. */

@@ -408,9 +408,21 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		free(q2);
 		if (rc != 0)
 			return rc;
-		if ((f->kind == PLAN_FACT_ADDRS || f->kind == PLAN_FACT_SERVICES) && f->status != 0)
+		if (f->kind == PLAN_FACT_ADDRS && f->status != 0)
 			return jc_fail(err, -ENOENT, "cannot read the state of %s: %s", f->iface,
 			    f->out);
+		if (f->kind == PLAN_FACT_SERVICES && f->status != 0) {
+			size_t l = strlen(f->out);
+
+			while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
+				l--;
+			h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
+			rc = jc_fail(err, -ENOENT, "--persist: cannot list the network services "
+			    "(%s: exit %d): %.*s", q1, f->status, (int)l, f->out);
+			free(q1);
+			free(q2);
+			return rc;
+		}
 		fact_parse(f, h->plat);
 	}
 	return 0;

@@ -302,7 +302,9 @@ keyword(const char *w)
 	};
 	static const char *const svc_kw[] = {
 		"networksetup", "-listnetworkserviceorder", "-createnetworkservice", "-setmanual",
-		"-removenetworkservice", "-setnetworkserviceenabled", "on", "off", NULL,
+		"-removenetworkservice", "-setnetworkserviceenabled", "on", "off", "nmcli",
+		"connection", "type", "ethernet", "ifname", "con-name", "ipv4.method", "manual",
+		"ipv4.addresses", "ipv6.method", "ignore", "-t", "-f", "NAME,DEVICE", NULL,
 	};
 
 	for (size_t i = 0; svc_kw[i] != NULL; i++)
@@ -324,8 +326,11 @@ persist_name_ok(const struct plan_host *ph, const struct jc_host *h, const char 
 {
 	if (!ph->persist || !jc_service_name_ok(w))
 		return false;
-	if (platform_svc_ours(w))
+	if (platform_svc_ours(w)) {
 		w += strlen(JC_SVC_PREFIX);
+		if (plan_is_cable_iface(ph, w))
+			return true;	/* Linux: "jaccl-config IF" */
+	}
 	for (size_t i = 0; i < h->nhwports; i++)
 		if (h->hwports[i].port != NULL && strcmp(h->hwports[i].port, w) == 0 &&
 		    h->hwports[i].device != NULL &&

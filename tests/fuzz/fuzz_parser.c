@@ -16,7 +16,8 @@
  *   FUZZ_ROUTE_GET     route -n get PEER (macOS), a state query of apply
  *   FUZZ_IP_ROUTE      ip route show PEER/32 (Linux), and saved route texts
  *   FUZZ_IP_ADDR       ip -4 -o addr show and ip -o link show (Linux)
- *   FUZZ_NETSVC        networksetup -listnetworkserviceorder (--persist's state)
+ *   FUZZ_NETSVC        networksetup -listnetworkserviceorder and nmcli -t connection
+ *                      show (--persist's state)
  */
 #include "config.h"
 
@@ -203,6 +204,7 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 	(void)notes;
 	(void)err;
 	parse_netsvc_order(s, &v, &n);
+	parse_nmcli_connections(s, &v, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (!jc_service_name_ok(v[i].name) ||
 		    (v[i].port != NULL && !jc_service_name_ok(v[i].port)) ||

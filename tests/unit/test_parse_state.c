@@ -163,6 +163,25 @@ test_netsvc(void)
 	v = NULL;
 	n = 0;
 	ok(parse_netsvc_order("", &v, &n) == 0 && n == 0 && v == NULL, "services: empty output");
+
+	/* nmcli -t -f NAME,DEVICE connection show */
+	ok(parse_nmcli_connections("Wired connection 1:eth0\n"
+	    "jaccl-config eth1:eth1\r\n"
+	    "a\\:b:\n"
+	    "it's:eth2\n"
+	    "\n"
+	    "spare (2):\n"
+	    "lo:l\\o\n", &v, &n) == 2 && n == 4,
+	    "nmcli: four kept; a name with ':' (escaped) or a quote left out");
+	ok(n == 4 && strcmp(v[0].name, "Wired connection 1") == 0 && strcmp(v[0].device, "eth0") == 0 &&
+	    v[0].enabled && v[0].port == NULL, "nmcli: name and device");
+	ok(n == 4 && strcmp(v[1].name, "jaccl-config eth1") == 0 && strcmp(v[1].device, "eth1") == 0,
+	    "nmcli: CRLF");
+	ok(n == 4 && strcmp(v[2].name, "spare (2)") == 0 && v[2].device == NULL,
+	    "nmcli: a connection on no device");
+	ok(n == 4 && strcmp(v[3].name, "lo") == 0 && v[3].device != NULL &&
+	    strcmp(v[3].device, "lo") == 0, "nmcli: an escaped character is itself");
+	netsvc_free(v, n);
 }
 
 int

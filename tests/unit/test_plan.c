@@ -387,8 +387,24 @@ test_persist(void)
 	h[0].os = h[1].os = JC_OS_LINUX;
 	inv_cable(&h[0], "eth1", &h[1], "eth2", 0);
 	graph_build(h, 2, &g, &err);
-	ok(plan_build_persist(g, true, &p, &err) < 0 && p == NULL, "Linux: refused");
-	is_str(err.msg, "mac1: --persist is not supported on Linux yet", "Linux: the reason");
+	ok(plan_build_persist(g, true, &p, &err) == 0, "Linux: persist plan built");
+	{
+		static const char *const del[] = { "sudo", "nmcli", "connection", "delete",
+			"jaccl-config eth2", NULL };
+		static const char *const add[] = { "sudo", "nmcli", "connection", "add", "type",
+			"ethernet", "ifname", "eth2", "con-name", "jaccl-config eth2", "ipv4.method",
+			"manual", "ipv4.addresses", "192.168.0.2/30", "ipv6.method", "ignore", NULL };
+
+		l = &p->hosts[1].cmds;
+		ok(l->n == 5 && argv_is(&l->v[3], true, del) && argv_is(&l->v[4], false, add),
+		    "Linux: after ip's three, our NetworkManager connection: an old one deleted "
+		    "(may fail), then added with the address (%zu)", l->n);
+		ph = &p->hosts[1];
+		t = plan_cmd_text(&ph->facts[ph->nfacts - 1].query);
+		is_str(t, "nmcli -t -f NAME,DEVICE connection show", "Linux: the services query");
+		free(t);
+	}
+	plan_free(p);
 	graph_free(g);
 	inv_free(h, 2);
 }
