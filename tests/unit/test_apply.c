@@ -249,17 +249,6 @@ main(void)
 		refused(s, "a services fact that names an interface");
 		free(s);
 		json_decref(j);
-		j = json_loads(sv, 0, NULL);
-		json_object_set_new(j, "os", json_string("linux"));
-		json_object_set_new(json_array_get(json_object_get(j, "facts"), 1), "kind",
-		    json_string("services"));
-		json_object_set_new(json_array_get(json_object_get(j, "facts"), 1), "iface",
-		    json_string("services"));
-		json_array_remove(json_object_get(j, "facts"), 3);
-		s = json_dumps(j, 0);
-		refused(s, "a services fact of a system without persistence");
-		free(s);
-		json_decref(j);
 		free(sv);
 	}
 	free(before);
