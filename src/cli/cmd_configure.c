@@ -512,6 +512,8 @@ configure_ethernet(struct run *r, const struct hostfile_write_in *in)
 	struct jc_err err = { 0 };
 	int rc = 0;
 
+	if (r->o->persist)
+		jc_warn(NULL, "--persist has no effect with --over ethernet (nothing is set up)");
 	jc_info(NULL, "Preparing an ethernet hostfile");
 	if (hostfile_write_ethernet(r->h.v, r->h.n, NULL, in, &r->hf, &warnings, &err) != 0) {
 		out_error_lines(err.msg);
