@@ -462,6 +462,7 @@ def netsvc_mutate(host, op, args):
     """-createnetworkservice, -removenetworkservice, -setmanual,
     -setnetworkserviceenabled: the service model, applied live like configd."""
     if not host.sudo:
+        # the real text and status for a user without root were not found: approximate
         out("** Error: Command requires admin privileges.\n")
         return 14
     res = {"rc": 0}
