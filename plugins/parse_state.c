@@ -17,6 +17,7 @@ fact_state_clear(struct jc_fact_state *s)
 	strv_free(&s->addrs);
 	strv_free(&s->members);
 	free(s->route);
+	netsvc_free(s->svcs, s->nsvcs);
 	memset(s, 0, sizeof(*s));
 	s->up = JC_UNKNOWN;
 }
@@ -173,4 +174,162 @@ parse_ip_link_up(const char *out)
 		free(flags);
 	}
 	return up;
+}
+
+void
+netsvc_free(struct jc_netsvc *svcs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(svcs[i].name);
+		free(svcs[i].port);
+		free(svcs[i].device);
+	}
+	free(svcs);
+}
+
+const struct jc_netsvc *
+netsvc_find(const struct jc_netsvc *svcs, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(svcs[i].name, name) == 0)
+			return &svcs[i];
+	return NULL;
+}
+
+/* The line at p without its end ("\n", "\r\n"); *next is set past it. */
+static char *
+line_of(const char *p, const char **next)
+{
+	const char *nl = strchr(p, '\n');
+	size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+	*next = nl ? nl + 1 : p + n;
+	while (n > 0 && p[n - 1] == '\r')
+		n--;
+	return xstrndup(p, n);
+}
+
+/* "(Hardware Port: PORT, Device: DEV)": PORT and DEV, validated, into sv. */
+static void
+netsvc_port_line(const char *l, struct jc_netsvc *sv)
+{
+	static const char hp[] = "(Hardware Port: ";
+	const char *dev, *end;
+	char *port;
+
+	if (strncmp(l, hp, sizeof(hp) - 1) != 0 || (dev = strstr(l, ", Device: ")) == NULL ||
+	    (end = strrchr(l, ')')) == NULL || end < dev)
+		return;
+	port = xstrndup(l + sizeof(hp) - 1, (size_t)(dev - l - (sizeof(hp) - 1)));
+	if (jc_service_name_ok(port))
+		sv->port = port;
+	else
+		free(port);
+	dev += strlen(", Device: ");
+	port = xstrndup(dev, (size_t)(end - dev));
+	if (jc_iface_name_ok(port))
+		sv->device = port;
+	else
+		free(port);
+}
+
+size_t
+parse_netsvc_order(const char *out, struct jc_netsvc **svcs, size_t *n)
+{
+	const char *p = out;
+	size_t dropped = 0;
+	struct jc_netsvc *last = NULL;
+
+	while (*p) {
+		char *l = line_of(p, &p);
+		const char *q = l + 1;
+
+		if (l[0] == '(' && last != NULL && strncmp(l, "(Hardware Port: ", 16) == 0) {
+			netsvc_port_line(l, last);
+			last = NULL;
+			free(l);
+			continue;
+		}
+		last = NULL;
+		if (l[0] == '(' && (*q == '*' || (*q >= '0' && *q <= '9'))) {
+			bool on = *q != '*';
+
+			while (*q == '*' || (*q >= '0' && *q <= '9'))
+				q++;
+			if (q[0] == ')' && q[1] == ' ') {
+				if (jc_service_name_ok(q + 2)) {
+					*svcs = xreallocarray(*svcs, *n + 1, sizeof(**svcs));
+					last = &(*svcs)[(*n)++];
+					memset(last, 0, sizeof(*last));
+					last->name = xstrdup(q + 2);
+					last->enabled = on;
+				} else {
+					dropped++;
+				}
+			}
+		}
+		free(l);
+	}
+	return dropped;
+}
+
+/* Field k (0, 1) of a terse nmcli line, unescaped. New string. */
+static char *
+nmcli_field(const char *l, int k)
+{
+	struct jc_buf b = { 0 };
+	int f = 0;
+
+	buf_puts(&b, "");
+	for (const char *p = l; *p; p++) {
+		if (*p == '\\' && p[1] != '\0') {
+			p++;
+			if (f == k)
+				buf_append(&b, p, 1);
+			continue;
+		}
+		if (*p == ':') {
+			f++;
+			continue;
+		}
+		if (f == k)
+			buf_append(&b, p, 1);
+	}
+	return buf_steal(&b);
+}
+
+size_t
+parse_nmcli_connections(const char *out, struct jc_netsvc **svcs, size_t *n)
+{
+	const char *p = out;
+	size_t dropped = 0;
+
+	while (*p) {
+		char *l = line_of(p, &p), *name, *dev;
+
+		if (*l == '\0') {
+			free(l);
+			continue;
+		}
+		name = nmcli_field(l, 0);
+		dev = nmcli_field(l, 1);
+		if (jc_service_name_ok(name)) {
+			struct jc_netsvc *sv;
+
+			*svcs = xreallocarray(*svcs, *n + 1, sizeof(**svcs));
+			sv = &(*svcs)[(*n)++];
+			memset(sv, 0, sizeof(*sv));
+			sv->name = name;
+			sv->device = jc_iface_name_ok(dev) ? dev : NULL;
+			sv->enabled = true;
+			if (sv->device == NULL)
+				free(dev);
+		} else {
+			dropped++;
+			free(name);
+			free(dev);
+		}
+		free(l);
+	}
+	return dropped;
 }

@@ -224,7 +224,18 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_BRIDGE_UP:
 	case JC_ACT_BRIDGE_DOWN:
 	case JC_ACT_BRIDGE_ADDM:
+	case JC_ACT_SVC_CREATE:
+		platform_argv(argv, "sudo", "nmcli", "connection", "add", "type", "ethernet",
+		    "ifname", a->iface, "con-name", a->service, "ipv4.method", "manual",
+		    "ipv4.addresses", a->addr, "ipv6.method", "ignore", NULL);
+		return 0;
+	case JC_ACT_SVC_REMOVE:
+		platform_argv(argv, "sudo", "nmcli", "connection", "delete", a->service, NULL);
+		return 0;
 	case JC_ACT_BRIDGE_DELM:
+	case JC_ACT_SVC_MANUAL:
+	case JC_ACT_SVC_ENABLE:
+	case JC_ACT_SVC_DISABLE:
 		break;
 	}
 	return -ENOTSUP;
@@ -245,11 +256,47 @@ linux_setup(struct plan_host *ph, const struct jc_host *h)
 	}
 }
 
+/*
+ * NetworkManager (nmcli), the one Linux manager so far: per cable
+ * interface a connection of ours ("jaccl-config IF") with the planned
+ * address, IPv6 left alone; one of that name left by an earlier run is
+ * deleted first (that may fail: none). It is stored and connects at boot;
+ * the address is already set (ip, above), so it is not brought up now. A
+ * host without NetworkManager fails the services fact's query
+ * (nmcli ... connection show) before anything changes.
+ */
+static int
+linux_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
+{
+	(void)h;
+	(void)err;
+	for (size_t a = 0; a < ph->naddrs; a++) {
+		const struct plan_addr *ad = &ph->addrs[a];
+		char net[24], *svc;
+		bool seen = false;
+
+		for (size_t b = 0; b < a; b++)
+			seen = seen || strcmp(ph->addrs[b].iface, ad->iface) == 0;
+		if (seen)
+			continue;
+		svc = xasprintf("%s%s", JC_SVC_PREFIX, ad->iface);
+		snprintf(net, sizeof(net), "%s/30", ad->ip);
+		plan_act(ph, &ph->cmds, true, JC_ACT_SVC_REMOVE,
+		    &(struct jc_act_arg){ .service = svc });
+		plan_act(ph, &ph->cmds, false, JC_ACT_SVC_CREATE,
+		    &(struct jc_act_arg){ .service = svc, .iface = ad->iface, .addr = net });
+		free(svc);
+	}
+	return 0;
+}
+
 static void
 linux_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
 {
 	*q2 = NULL;
-	if (kind == PLAN_FACT_ROUTE) {
+	if (kind == PLAN_FACT_SERVICES) {
+		*q1 = xstrdup("nmcli -t -f NAME,DEVICE connection show");
+	} else if (kind == PLAN_FACT_ROUTE) {
 		*q1 = xasprintf("ip route show %s/32", peer);
 	} else {
 		*q1 = xasprintf("ip -4 -o addr show dev %s", iface);
@@ -270,6 +317,10 @@ linux_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	if (fo->status != 0)
 		return;
 	st->exists = true;
+	if (fo->kind == PLAN_FACT_SERVICES) {
+		parse_nmcli_connections(fo->out, &st->svcs, &st->nsvcs);
+		return;
+	}
 	parse_ip_addr_inet(fo->out, &st->addrs);
 	if (fo->lout != NULL && fo->lstatus == 0)
 		st->up = parse_ip_link_up(fo->lout);
@@ -283,6 +334,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.cmds = linux_cmds,
 	.parse = linux_parse,
 	.setup = linux_setup,
+	.persist = linux_persist,
 	.command = linux_command,
 	.queries = linux_queries,
 	.fact_parse = linux_fact_parse,

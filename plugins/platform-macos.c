@@ -493,6 +493,22 @@ macos_addr_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv
 	return 0;
 }
 
+/*
+ * networksetup -setmanual SERVICE A MASK: no router argument (a cable's
+ * /30 is a connected network; the default route stays where it is).
+ */
+static int
+macos_svc_manual(const struct jc_act_arg *a, struct jc_strv *argv)
+{
+	char ip[16], *mask = NULL;
+
+	if (addr_mask(a->addr, ip, &mask) != 0)
+		return -EINVAL;
+	platform_argv(argv, "sudo", "networksetup", "-setmanual", a->service, ip, mask, NULL);
+	free(mask);
+	return 0;
+}
+
 static int
 macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
@@ -521,6 +537,21 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_BRIDGE_DELM:
 		platform_argv(argv, "sudo", "ifconfig", "bridge0",
 		    act == JC_ACT_BRIDGE_ADDM ? "addm" : "deletem", a->iface, NULL);
+		return 0;
+	case JC_ACT_SVC_CREATE:
+		platform_argv(argv, "sudo", "networksetup", "-createnetworkservice", a->service,
+		    a->port, NULL);
+		return 0;
+	case JC_ACT_SVC_MANUAL:
+		return macos_svc_manual(a, argv);
+	case JC_ACT_SVC_REMOVE:
+		platform_argv(argv, "sudo", "networksetup", "-removenetworkservice", a->service,
+		    NULL);
+		return 0;
+	case JC_ACT_SVC_ENABLE:
+	case JC_ACT_SVC_DISABLE:
+		platform_argv(argv, "sudo", "networksetup", "-setnetworkserviceenabled", a->service,
+		    act == JC_ACT_SVC_ENABLE ? "on" : "off", NULL);
 		return 0;
 	case JC_ACT_LINK_UP:
 	case JC_ACT_LINK_DOWN:
@@ -554,11 +585,66 @@ macos_setup(struct plan_host *ph, const struct jc_host *h)
 	}
 }
 
+/* The hardware port of device dev ("Thunderbolt 2" for en3), or NULL. */
+static const char *
+hwport_of(const struct jc_host *h, const char *dev)
+{
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (h->hwports[i].device != NULL && strcmp(h->hwports[i].device, dev) == 0)
+			return h->hwports[i].port;
+	return NULL;
+}
+
+/*
+ * Per cable interface, a service of ours on its Thunderbolt port
+ * ("jaccl-config Thunderbolt N") with the planned address and mask, and
+ * no router (the /30 is a connected network, no host route is needed).
+ * Creating it may fail (a service of that name is already there: a
+ * second run); setting it may not. Then the service of bridge0 (its
+ * hardware port's name, "Thunderbolt Bridge" on every Mac) disabled, so
+ * the bridge stays down at boot; that may fail too (no such service).
+ * No other service is named.
+ */
+static int
+macos_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
+{
+	const char *bport = hwport_of(h, "bridge0");
+
+	for (size_t a = 0; a < ph->naddrs; a++) {
+		const struct plan_addr *ad = &ph->addrs[a];
+		const char *port = hwport_of(h, ad->iface);
+		char net[24], *svc;
+		bool seen = false;
+
+		for (size_t b = 0; b < a; b++)
+			seen = seen || strcmp(ph->addrs[b].iface, ad->iface) == 0;
+		if (seen)
+			continue;
+		if (port == NULL || strncmp(port, "Thunderbolt ", 12) != 0 ||
+		    strcmp(port, "Thunderbolt Bridge") == 0 || !jc_service_name_ok(port))
+			return jc_fail(err, -ENOENT, "no Thunderbolt hardware port for %s in "
+			    "networksetup -listallhardwareports; cannot make it persistent", ad->iface);
+		svc = xasprintf("%s%s", JC_SVC_PREFIX, port);
+		snprintf(net, sizeof(net), "%s/30", ad->ip);
+		plan_act(ph, &ph->cmds, true, JC_ACT_SVC_CREATE,
+		    &(struct jc_act_arg){ .service = svc, .port = port });
+		plan_act(ph, &ph->cmds, false, JC_ACT_SVC_MANUAL,
+		    &(struct jc_act_arg){ .service = svc, .addr = net });
+		free(svc);
+	}
+	if (bport != NULL && jc_service_name_ok(bport))
+		plan_act(ph, &ph->cmds, true, JC_ACT_SVC_DISABLE,
+		    &(struct jc_act_arg){ .service = bport });
+	return 0;
+}
+
 static void
 macos_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
 {
 	*q2 = NULL;
-	if (kind == PLAN_FACT_ROUTE)
+	if (kind == PLAN_FACT_SERVICES)
+		*q1 = xstrdup("networksetup -listnetworkserviceorder");
+	else if (kind == PLAN_FACT_ROUTE)
 		*q1 = xasprintf("route -n get %s", peer);
 	else
 		*q1 = xasprintf("ifconfig %s", iface);
@@ -604,6 +690,10 @@ macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	if (fo->status != 0)
 		return;
 	st->exists = true;
+	if (fo->kind == PLAN_FACT_SERVICES) {
+		parse_netsvc_order(fo->out, &st->svcs, &st->nsvcs);
+		return;
+	}
 	macos_ifconfig_state(fo, st);
 }
 
@@ -615,6 +705,7 @@ const struct jc_platform_ops jc_platform_macos = {
 	.cmds = macos_cmds,
 	.parse = macos_parse,
 	.setup = macos_setup,
+	.persist = macos_persist,
 	.command = macos_command,
 	.queries = macos_queries,
 	.fact_parse = macos_fact_parse,

@@ -202,3 +202,12 @@ platform_argv(struct jc_strv *argv, ...)
 		strv_push(argv, w);
 	va_end(ap);
 }
+
+bool
+platform_svc_ours(const char *name)
+{
+	size_t n = strlen(JC_SVC_PREFIX);
+
+	return name != NULL && strncmp(name, JC_SVC_PREFIX, n) == 0 && jc_service_name_ok(name) &&
+	    jc_service_name_ok(name + n);
+}

@@ -73,13 +73,27 @@ enum jc_act {
 	JC_ACT_BRIDGE_DOWN,
 	JC_ACT_BRIDGE_ADDM,	/* iface: the member */
 	JC_ACT_BRIDGE_DELM,
+	/* persistent configuration (systems with a persist op) */
+	JC_ACT_SVC_CREATE,	/* service, port: a network service on a hardware port */
+	JC_ACT_SVC_MANUAL,	/* service, addr "A/L": its manual IPv4 configuration */
+	JC_ACT_SVC_REMOVE,	/* service */
+	JC_ACT_SVC_ENABLE,	/* service */
+	JC_ACT_SVC_DISABLE,	/* service */
 };
+
+/* Prefix of the network services a persistent setup creates (ours). */
+#define JC_SVC_PREFIX "jaccl-config "
+
+/* True when name is one of ours: JC_SVC_PREFIX then a valid service name. */
+bool platform_svc_ours(const char *name);
 
 struct jc_act_arg {
 	const char *iface;
 	const char *addr;
 	const char *peer;
 	const char *via;
+	const char *service;	/* SVC_*: the network service's name */
+	const char *port;	/* SVC_CREATE: the hardware port */
 };
 
 /* What a fact's queries printed (see struct plan_fact). */
@@ -124,6 +138,16 @@ struct jc_platform_ops {
 	 * inventory), in mlx's order: see plan.h for the exact commands.
 	 */
 	void (*setup)(struct plan_host *ph, const struct jc_host *h);
+	/*
+	 * Append to ph->cmds the persistent configuration of ph's addresses
+	 * (after setup's commands, which set them at once), so that they
+	 * survive a reboot; NULL when the system has none. Returns 0, or a
+	 * negative value with err filled when h lacks what it needs (e.g. the
+	 * hardware port of a cable interface). The facts it changes are a
+	 * PLAN_FACT_SERVICES fact, which restore compares: the services it
+	 * created go, the ones it changed come back.
+	 */
+	int (*persist)(struct plan_host *ph, const struct jc_host *h, struct jc_err *err);
 	/*
 	 * The command (argv words, "sudo" first, pushed to argv) for act.
 	 * Returns 0, or -ENOTSUP when the system has no such change.

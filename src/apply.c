@@ -85,7 +85,8 @@ ap_host_clear(struct ap_host *h)
 static const char *
 kind_name(enum plan_fact_kind k)
 {
-	return k == PLAN_FACT_ADDRS ? "addrs" : k == PLAN_FACT_BRIDGE ? "bridge" : "route";
+	return k == PLAN_FACT_ADDRS ? "addrs" : k == PLAN_FACT_BRIDGE ? "bridge" :
+	    k == PLAN_FACT_SERVICES ? "services" : "route";
 }
 
 static bool
@@ -168,7 +169,9 @@ argv_line(char *const *argv, size_t argc)
 
 	buf_puts(&b, "");
 	for (size_t k = 0; k < argc; k++) {
-		buf_printf(&b, "%s%s", k ? " " : "", argv[k]);
+		if (k > 0)
+			buf_puts(&b, " ");
+		jc_shell_word(&b, argv[k]);
 		if (k == 0 && strcmp(argv[0], "sudo") == 0)
 			buf_puts(&b, " -n");
 	}
@@ -288,8 +291,46 @@ restore_bridge(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
 }
 
 /*
+ * The network services (--persist): ours (JC_SVC_PREFIX) that were not
+ * there are removed; a service that was there and whose enabled state
+ * changed (only the bridge's is ever changed) gets it back. Every other
+ * service is left alone.
+ */
+static size_t
+restore_services(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
+	size_t diffs = 0;
+
+	for (size_t i = 0; i < h->nfacts; i++) {
+		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
+
+		if (s->kind != PLAN_FACT_SERVICES || c == NULL || !s->st.exists || !c->st.exists)
+			continue;
+		for (size_t k = 0; k < c->st.nsvcs; k++) {
+			const struct jc_netsvc *now = &c->st.svcs[k];
+			const struct jc_netsvc *was = netsvc_find(s->st.svcs, s->st.nsvcs, now->name);
+
+			if (was == NULL && platform_svc_ours(now->name)) {
+				diffs++;
+				act(out, h, JC_ACT_SVC_REMOVE,
+				    &(struct jc_act_arg){ .service = now->name });
+			} else if (was != NULL && was->enabled != now->enabled &&
+			    (platform_svc_ours(now->name) ||
+			    (now->device != NULL && strcmp(now->device, "bridge0") == 0))) {
+				diffs++;
+				act(out, h, was->enabled ? JC_ACT_SVC_ENABLE : JC_ACT_SVC_DISABLE,
+				    &(struct jc_act_arg){ .service = now->name });
+			}
+		}
+	}
+	return diffs;
+}
+
+/*
  * The commands that take the host from its current facts (cur) back to the
- * saved ones (h->facts): routes, then addresses, then bridge0. Only planned
+ * saved ones (h->facts): routes, then addresses, then bridge0, then the
+ * network services. Only planned
  * interfaces, bridge0 and addresses that passed validation are ever named.
  * Returns the number of differences.
  */
@@ -299,7 +340,8 @@ restore_cmds(const struct ap_host *h, const struct ap_fact *cur, size_t ncur, st
 	size_t diffs = restore_routes(h, cur, ncur, out);
 
 	diffs += restore_addrs(h, cur, ncur, out);
-	return diffs + restore_bridge(h, cur, ncur, out);
+	diffs += restore_bridge(h, cur, ncur, out);
+	return diffs + restore_services(h, cur, ncur, out);
 }
 
 /* Shared by the threads of one run. */
@@ -369,6 +411,18 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		if (f->kind == PLAN_FACT_ADDRS && f->status != 0)
 			return jc_fail(err, -ENOENT, "cannot read the state of %s: %s", f->iface,
 			    f->out);
+		if (f->kind == PLAN_FACT_SERVICES && f->status != 0) {
+			size_t l = strlen(f->out);
+
+			while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
+				l--;
+			h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
+			rc = jc_fail(err, -ENOENT, "--persist: cannot list the network services "
+			    "(%s: exit %d): %.*s", q1, f->status, (int)l, f->out);
+			free(q1);
+			free(q2);
+			return rc;
+		}
 		fact_parse(f, h->plat);
 	}
 	return 0;
@@ -579,6 +633,16 @@ host_json(const struct ap_host *h)
 			json_object_set_new(o, "members", strv_json(&f->st.members));
 		if (f->kind == PLAN_FACT_ROUTE)
 			json_object_set_new(o, "route", jstr(f->st.route));
+		if (f->kind == PLAN_FACT_SERVICES) {
+			json_t *sv = json_array();
+
+			for (size_t k = 0; k < f->st.nsvcs; k++)
+				json_array_append_new(sv, json_pack("{s:o, s:o, s:o, s:b}", "name",
+				    jstr(f->st.svcs[k].name), "port", jstr(f->st.svcs[k].port),
+				    "device", jstr(f->st.svcs[k].device), "enabled",
+				    f->st.svcs[k].enabled));
+			json_object_set_new(o, "services", sv);
+		}
 		json_array_append_new(facts, o);
 		free(q1);
 		free(q2);
@@ -640,10 +704,13 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 		if (kind == NULL || ifn == NULL || out == NULL)
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
 		f->kind = strcmp(kind, "addrs") == 0 ? PLAN_FACT_ADDRS :
-		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE : PLAN_FACT_ROUTE;
+		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE :
+		    strcmp(kind, "services") == 0 ? PLAN_FACT_SERVICES : PLAN_FACT_ROUTE;
 		if (strcmp(kind, kind_name(f->kind)) != 0 ||
 		    (f->kind == PLAN_FACT_BRIDGE ? strcmp(ifn, "bridge0") != 0 ||
 		    !(h->plat->caps & JC_PLAT_BRIDGE) :
+		    f->kind == PLAN_FACT_SERVICES ? strcmp(ifn, PLAN_SERVICES) != 0 ||
+		    h->plat->persist == NULL :
 		    !planned_iface(h, ifn)) ||
 		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))))
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
@@ -721,6 +788,75 @@ carry_over(const char *dir, const struct plan *p, const struct apply_result *res
 	json_decref(old);
 }
 
+/* The same fact (kind, iface, peer) in a saved facts array, or NULL. */
+static json_t *
+json_fact_like(json_t *facts, json_t *f)
+{
+	const char *peer = jget_str(f, "peer");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(facts, i, v) {
+		const char *vp = jget_str(v, "peer");
+
+		if (jget_str(v, "kind") != NULL && jget_str(f, "kind") != NULL &&
+		    strcmp(jget_str(v, "kind"), jget_str(f, "kind")) == 0 &&
+		    jget_str(v, "iface") != NULL && jget_str(f, "iface") != NULL &&
+		    strcmp(jget_str(v, "iface"), jget_str(f, "iface")) == 0 &&
+		    (vp == NULL) == (peer == NULL) && (vp == NULL || strcmp(vp, peer) == 0))
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * A --persist host (one with a services fact) runs again on every run, so
+ * what it captures on a later run is the state after the earlier one.
+ * When the last setup saved this host and neither it nor the host was undone
+ * since, each fact of hj that the earlier file also has keeps the earlier
+ * output: restore still goes back to before the first setup (removing the
+ * services it created). Only the file changes; a rollback of this run still
+ * uses what this run captured.
+ */
+static void
+keep_earlier_facts(const char *dir, const char *name, json_t *hj)
+{
+	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
+	json_t *old = json_load_file(path, 0, NULL), *v, *oh = NULL, *f;
+	const char *st = jget_str(old, "status");
+	bool persist = false;
+	size_t k;
+
+	free(path);
+	json_array_foreach(json_object_get(hj, "facts"), k, f)
+		persist = persist || (jget_str(f, "kind") && strcmp(jget_str(f, "kind"), "services") == 0);
+	if (!persist || st == NULL || strcmp(st, "restored") == 0 || strcmp(st, "rolled-back") == 0) {
+		json_decref(old);
+		return;
+	}
+	json_array_foreach(json_object_get(old, "hosts"), k, v) {
+		const char *file = jget_str(v, "file");
+
+		if (jget_str(v, "host") == NULL || strcmp(jget_str(v, "host"), name) != 0 ||
+		    json_is_true(json_object_get(v, "restored")) || file == NULL ||
+		    strncmp(file, "hosts/", 6) != 0 || strstr(file, "..") != NULL)
+			continue;
+		path = xasprintf("%s/%s", dir, file);
+		oh = json_load_file(path, 0, NULL);
+		free(path);
+		break;
+	}
+	if (oh != NULL && jget_str(oh, "host") != NULL && strcmp(jget_str(oh, "host"), name) == 0)
+		json_array_foreach(json_object_get(hj, "facts"), k, f) {
+			json_t *was = json_fact_like(json_object_get(oh, "facts"), f);
+
+			if (was != NULL)
+				json_array_set(json_object_get(hj, "facts"), k, was);
+		}
+	json_decref(oh);
+	json_decref(old);
+}
+
 /* ---- apply ---- */
 
 struct ap_slot {
@@ -756,7 +892,10 @@ trim(char *s)
 		s[--l] = '\0';
 }
 
-/* A word safe in a command line: a plain word, or an option such as "-n". */
+/*
+ * A word safe in a command line: a plain word, an option such as "-n", or
+ * a network service or port name (argv_line quotes it).
+ */
 static bool
 word_ok(const char *w)
 {
@@ -767,7 +906,7 @@ word_ok(const char *w)
 				return false;
 		return w[1] != '\0';
 	}
-	return jc_plain_word(w);
+	return jc_plain_word(w) || jc_service_name_ok(w);
 }
 
 static bool
@@ -970,6 +1109,7 @@ save_states(struct ap_apply *ap, struct jc_err *err)
 		file = host_file(i, sl->h.name);
 		path = xasprintf("%s/%s", ap->dir, file);
 		hj = host_json(&sl->h);
+		keep_earlier_facts(ap->dir, sl->h.name, hj);
 		rc = write_json_atomic(path, hj, err);
 		json_decref(hj);
 		json_array_append_new(hosts, json_pack("{s:s, s:s, s:b}", "host", sl->h.name,

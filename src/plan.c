@@ -202,6 +202,8 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 
 		fact_query(ph, fact_add(ph, PLAN_FACT_ROUTE, ad->iface, ad->peer_ip));
 	}
+	if (ph->persist)
+		fact_query(ph, fact_add(ph, PLAN_FACT_SERVICES, PLAN_SERVICES, NULL));
 }
 
 /* Restore an interface's addresses: ours away, the prior ones back. */
@@ -298,9 +300,42 @@ keyword(const char *w)
 		"inet", "netmask", "down", "up", "deletem", "addm", "alias", "-alias", "ip",
 		"-4", "-o", "addr", "replace", "dev", "link", "set", "del", "show", "get", NULL,
 	};
+	static const char *const svc_kw[] = {
+		"networksetup", "-listnetworkserviceorder", "-createnetworkservice", "-setmanual",
+		"-removenetworkservice", "-setnetworkserviceenabled", "on", "off", "nmcli",
+		"connection", "type", "ethernet", "ifname", "con-name", "ipv4.method", "manual",
+		"ipv4.addresses", "ipv6.method", "ignore", "-t", "-f", "NAME,DEVICE", NULL,
+	};
+
+	for (size_t i = 0; svc_kw[i] != NULL; i++)
+		if (strcmp(w, svc_kw[i]) == 0)
+			return true;
 
 	for (size_t i = 0; kw[i] != NULL; i++)
 		if (strcmp(w, kw[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A name of the persistent configuration: the hardware port of a cable
+ * interface of ph (or of bridge0), or our service on such a port.
+ */
+static bool
+persist_name_ok(const struct plan_host *ph, const struct jc_host *h, const char *w)
+{
+	if (!ph->persist || !jc_service_name_ok(w))
+		return false;
+	if (platform_svc_ours(w)) {
+		w += strlen(JC_SVC_PREFIX);
+		if (plan_is_cable_iface(ph, w))
+			return true;	/* Linux: "jaccl-config IF" */
+	}
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (h->hwports[i].port != NULL && strcmp(h->hwports[i].port, w) == 0 &&
+		    h->hwports[i].device != NULL &&
+		    (plan_is_cable_iface(ph, h->hwports[i].device) ||
+		    ((ph->plat->caps & JC_PLAT_BRIDGE) && strcmp(h->hwports[i].device, BRIDGE) == 0)))
 			return true;
 	return false;
 }
@@ -316,7 +351,7 @@ check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struc
 			if (keyword(w) || jc_ipv4_prefix_ok(w, false))
 				continue;
 			if ((strcmp(w, BRIDGE) == 0 && (ph->plat->caps & JC_PLAT_BRIDGE)) ||
-			    plan_is_cable_iface(ph, w))
+			    plan_is_cable_iface(ph, w) || persist_name_ok(ph, h, w))
 				continue;
 			return jc_fail(err, -EINVAL,
 			    "%s: planned command names '%s', which is not a cable interface",
@@ -376,6 +411,26 @@ int
 plan_build(const struct graph *g, struct plan **out, struct jc_err *err)
 {
 	return plan_build_opts(g, &(struct plan_opts){ 0 }, out, err);
+}
+
+int
+plan_build_persist(const struct graph *g, bool persist, struct plan **out, struct jc_err *err)
+{
+	return plan_build_opts(g, &(struct plan_opts){ .persist = persist }, out, err);
+}
+
+/* The persistent configuration of ph: its system's persist op, after setup. */
+static int
+host_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
+{
+	struct jc_err e2 = { 0 };
+
+	if (ph->plat->persist == NULL)
+		return jc_fail(err, -ENOTSUP, "%s: --persist is not supported on %s yet", h->name,
+		    ph->plat->display);
+	if (ph->plat->persist(ph, h, &e2) != 0)
+		return jc_fail(err, -EINVAL, "%s: %s", h->name, e2.msg);
+	return 0;
 }
 
 int
@@ -448,9 +503,12 @@ plan_build_opts(const struct graph *g, const struct plan_opts *o, struct plan **
 			}
 		}
 		ph->plat->setup(ph, h);
+		ph->persist = o->persist && ph->naddrs > 0;
+		if (ph->persist && (r = host_persist(ph, h, err)) != 0)
+			goto out;
 		host_facts(ph, h);
 		host_restore(ph, h);
-		ph->applied = host_applied(ph, h);
+		ph->applied = !ph->persist && host_applied(ph, h);
 	}
 	r = plan_check(p, g, err);
 out:
@@ -493,8 +551,11 @@ plan_cmd_text(const struct plan_cmd *c)
 	struct jc_buf b = { 0 };
 
 	buf_puts(&b, "");
-	for (size_t k = 0; k < c->argc; k++)
-		buf_printf(&b, "%s%s", k ? " " : "", c->argv[k]);
+	for (size_t k = 0; k < c->argc; k++) {
+		if (k > 0)
+			buf_puts(&b, " ");
+		jc_shell_word(&b, c->argv[k]);
+	}
 	return buf_steal(&b);
 }
 

@@ -57,7 +57,11 @@ enum plan_fact_kind {
 	PLAN_FACT_ADDRS,	/* IPv4 addresses of a touched interface */
 	PLAN_FACT_BRIDGE,	/* bridge0: up or down, members */
 	PLAN_FACT_ROUTE,	/* the route to a peer address */
+	PLAN_FACT_SERVICES,	/* --persist: the network services (iface "services") */
 };
+
+/* The iface field of a PLAN_FACT_SERVICES fact. */
+#define PLAN_SERVICES "services"
 
 /* Something to save before applying, so that restore can undo the change. */
 struct plan_fact {
@@ -80,6 +84,7 @@ struct plan_host {
 	size_t nfacts;
 	struct plan_cmdlist restore;	/* undo cmds, from the saved facts */
 	bool applied;		/* inventory already matches: nothing to run */
+	bool persist;		/* cmds end with the persistent configuration */
 };
 
 struct plan {
@@ -95,6 +100,7 @@ struct plan {
 
 struct plan_opts {
 	const char *subnet;	/* --subnet CIDR, or NULL: mlx's numbering unless it collides */
+	bool persist;		/* --persist: plan_build_persist() below */
 };
 
 /*
@@ -115,6 +121,18 @@ int plan_build(const struct graph *g, struct plan **out, struct jc_err *err);
  * free range of subnet_ranges[] with subnet.reason saying why.
  */
 int plan_build_opts(const struct graph *g, const struct plan_opts *o, struct plan **out,
+    struct jc_err *err);
+
+/*
+ * plan_build(), and with persist each host's commands end with its
+ * system's persistent configuration (jc_platform_ops.persist) and its facts
+ * include the PLAN_FACT_SERVICES it changes. A host whose system has no
+ * persist op, or whose inventory lacks what it needs, is an error. Such a
+ * host is never "applied": its persistent configuration is not in the
+ * inventory, and its commands may run again (creating a service that
+ * exists fails harmlessly).
+ */
+int plan_build_persist(const struct graph *g, bool persist, struct plan **out,
     struct jc_err *err);
 
 void plan_free(struct plan *p);

@@ -232,6 +232,38 @@ jc_plain_word(const char *s)
 }
 
 bool
+jc_service_name_ok(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || *s == ' ' || !word_of(s, 63, "._-() "))
+		return false;
+	n = strlen(s);
+	return s[n - 1] != ' ';
+}
+
+void
+jc_shell_word(struct jc_buf *b, const char *w)
+{
+	bool plain = *w != '\0';
+
+	for (const char *p = w; *p && plain; p++)
+		plain = isalnum((unsigned char)*p) || strchr("._-+:@%/,=", *p) != NULL;
+	if (plain) {
+		buf_puts(b, w);
+		return;
+	}
+	buf_puts(b, "'");
+	for (const char *p = w; *p; p++) {
+		if (*p == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_append(b, p, 1);
+	}
+	buf_puts(b, "'");
+}
+
+bool
 jc_iface_name_ok(const char *s)
 {
 	return word_of(s, 31, "_.-");

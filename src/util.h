@@ -74,6 +74,21 @@ void strv_free_array(char **v, size_t n);
  */
 bool jc_plain_word(const char *s);
 
+/*
+ * True for a network service or hardware port name a command may carry:
+ * 1 to 63 characters, letters, digits, spaces and "._-()", not starting
+ * with '-' or a space, not ending with a space. Such a name holds spaces,
+ * so a command line quotes it (jc_shell_word).
+ */
+bool jc_service_name_ok(const char *s);
+
+/*
+ * Append w to b as one word of a shell command line: as it is when it is
+ * made of letters, digits and "._-+:@%/,=" only, else between single
+ * quotes (a single quote inside written '\'').
+ */
+void jc_shell_word(struct jc_buf *b, const char *w);
+
 /* True for an interface or RDMA device name: [A-Za-z0-9_.-]{1,31}, no leading '-'. */
 bool jc_iface_name_ok(const char *s);
 

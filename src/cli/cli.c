@@ -116,6 +116,9 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_SUBNET, "subnet", 0, required_argument, "CIDR",
 	  "number the cables' /30 subnets from CIDR (default: mlx's unless taken)",
 	  .kind = OPTK_STR, .dest = D(subnet) },
+	{ OPT_PERSIST, "persist", 0, no_argument, NULL,
+	  "make the setup survive a reboot (the system's own network configuration)",
+	  .kind = OPTK_FLAG, .dest = D(persist) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -132,7 +135,7 @@ static const enum jc_optid configure_opts[] = {
 	HOST_OPTS, OPT_OVER, OPT_BACKEND, OPT_AUTO_SETUP, OPT_NO_AUTO_SETUP,
 	OPT_OUTPUT_HOSTFILE, OPT_OUTPUT, OPT_DOT, OPT_ENV, OPT_JSON, OPT_VERIFY,
 	OPT_SAVE_CABLING, OPT_STATE_DIR, OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW,
-	OPT_STARTING_PORT, OPT_TIMEOUT, OPT_SUBNET, OPT__END
+	OPT_STARTING_PORT, OPT_TIMEOUT, OPT_SUBNET, OPT_PERSIST, OPT__END
 };
 static const enum jc_optid check_opts[] = {
 	OPT_BACKEND, OPT_JSON, OPT_STARTING_PORT, OPT_VERBOSE, OPT__END

@@ -43,6 +43,7 @@ enum jc_optid {
 	OPT_TIMEOUT,
 	OPT_STATE_DIR,
 	OPT_SUBNET,
+	OPT_PERSIST,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -111,6 +112,7 @@ struct jc_opts {
 	double timeout;			/* verify: bound on any wait, default 30 */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
+	bool persist;			/* --persist: setups that survive a reboot */
 	int argc;			/* positional arguments */
 	char **argv;
 	bool json_printed;		/* the command printed its --json document */

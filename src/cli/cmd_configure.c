@@ -539,6 +539,8 @@ configure_ethernet(struct run *r, const struct hostfile_write_in *in)
 	struct jc_err err = { 0 };
 	int rc = 0;
 
+	if (r->o->persist)
+		jc_warn(NULL, "--persist has no effect with --over ethernet (nothing is set up)");
 	jc_info(NULL, "Preparing an ethernet hostfile");
 	if (hostfile_write_ethernet(r->h.v, r->h.n, NULL, in, &r->hf, &warnings, &err) != 0) {
 		out_error_lines(err.msg);
@@ -603,8 +605,8 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 	r->chosen = true;
 	out_warn_each(&r->choice.warnings, "");
 	jc_info(NULL, "Prepare a %s hostfile", graph_backend_name(r->choice.backend));
-	if (plan_build_opts(r->g, &(struct plan_opts){ .subnet = r->o->subnet }, &r->plan,
-	    &err) != 0)
+	if (plan_build_opts(r->g, &(struct plan_opts){ .subnet = r->o->subnet,
+	    .persist = r->o->persist }, &r->plan, &err) != 0)
 		goto out;
 	if (r->plan->subnet.reason != NULL)
 		jc_note(r->plan->note_host, "%s", r->plan->subnet.reason);

@@ -18,6 +18,8 @@
  *   FUZZ_IP_ADDR       ip -4 -o addr show and ip -o link show (Linux)
  *   FUZZ_ROUTES        netstat -rn -f inet (macOS) and ip -j -4 route show table all
  *                      (Linux), then the prefixes the subnet choice takes from them
+ *   FUZZ_NETSVC        networksetup -listnetworkserviceorder and nmcli -t connection
+ *                      show (--persist's state)
  */
 #include "config.h"
 
@@ -36,7 +38,7 @@
 #if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
-    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) != 1
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -234,6 +236,28 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 		routes_sane(&h);
 	else if (h.routes != NULL || h.nroutes != 0)
 		abort();
+}
+#elif defined(FUZZ_NETSVC)
+/* Every name, port and device returned must be fit for a command. */
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_netsvc *v = NULL;
+	size_t n = 0;
+
+	(void)size;
+	(void)notes;
+	(void)err;
+	parse_netsvc_order(s, &v, &n);
+	parse_nmcli_connections(s, &v, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (!jc_service_name_ok(v[i].name) ||
+		    (v[i].port != NULL && !jc_service_name_ok(v[i].port)) ||
+		    (v[i].device != NULL && !jc_iface_name_ok(v[i].device)) ||
+		    netsvc_find(v, n, v[i].name) == NULL)
+			abort();
+	}
+	netsvc_free(v, n);
 }
 #endif
 

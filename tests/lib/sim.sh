@@ -224,6 +224,11 @@ sim_mutations() { echo "$SIM_DIR/hosts/$1/mutations.log"; }
 # (IPv4 addresses and routes now) for every host of the current cluster.
 sim_snapshot() { _sim_env bash "$SIM_SIMCLUSTER" snapshot "$1"; }
 
+# sim_reboot H: restart Mac H's network the way macOS boots (simcluster.sh
+# reboot): addresses, host routes and bridge0 changes made by ifconfig and
+# route are gone, the enabled network services come back.
+sim_reboot() { _sim_env bash "$SIM_SIMCLUSTER" reboot "$1"; }
+
 # sim_check: ssh to every host and compare its hostname (status 1 on failure).
 sim_check() { _sim_env bash "$SIM_SIMCLUSTER" check; }
 

@@ -238,6 +238,79 @@ if [ "${KC_FAST:-1}" = 1 ]; then
 	is "$(sim_exec m3-ultra-2 rdma_ctl status; echo "rc=$?")" "enabled
 rc=0" "fakemacd stopped: the commands still work (python path)"
 fi
+
+# network services (networksetup) and a reboot, on m3-ultra-4: the services
+# and their configuration survive it, what ifconfig and route did does not
+h4=m3-ultra-4
+ns4=$(sim_ns $h4)
+svc_hdr='An asterisk (*) denotes that a network service is disabled.'
+is "$(sim_exec $h4 networksetup -listnetworkserviceorder)" "$svc_hdr
+(1) Ethernet
+(Hardware Port: Ethernet, Device: en0)
+
+(2) Thunderbolt Bridge
+(Hardware Port: Thunderbolt Bridge, Device: bridge0)
+
+(3) Wi-Fi
+(Hardware Port: Wi-Fi, Device: en1)" "services: a fresh Mac's, in order"
+is "$(sim_exec $h4 networksetup -createnetworkservice 'pe Thunderbolt 1' 'Thunderbolt 1'; echo "rc=$?")" \
+	"** Error: Command requires admin privileges.
+rc=14" "services: creating one needs root"
+sim_exec $h4 sudo -n networksetup -createnetworkservice 'pe Thunderbolt 1' 'Thunderbolt 1' &&
+	sim_exec $h4 sudo -n networksetup -setmanual 'pe Thunderbolt 1' 10.99.8.1 255.255.255.252 &&
+	sim_exec $h4 sudo -n networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' off
+ok $? "services: create, set manual, bridge's service off (under sudo)"
+is "$(sim_exec $h4 sudo -n networksetup -createnetworkservice 'pe Thunderbolt 1' en2; echo "rc=$?")" \
+	"** Error: The parameters were not valid.
+rc=4" "services: a second service of that name is refused"
+is "$(sim_exec $h4 networksetup -listallnetworkservices)" "$svc_hdr
+Ethernet
+*Thunderbolt Bridge
+Wi-Fi
+pe Thunderbolt 1" "services: -listallnetworkservices marks the disabled one"
+is "$(ip -n "$ns4" -4 -o addr show dev en2 | awk '{print $4}')" "10.99.8.1/30" \
+	"services: -setmanual puts the address on en2 at once (kernel state)"
+is "$(sim_exec $h4 networksetup -getinfo 'pe Thunderbolt 1' | sed -n 1,4p)" "Manual Configuration
+IP address: 10.99.8.1
+Subnet mask: 255.255.255.252
+Router: (null)" "services: -getinfo"
+is "$(sim_exec $h4 networksetup -getnetworkserviceenabled 'Thunderbolt Bridge')" "Disabled" \
+	"services: -getnetworkserviceenabled"
+# what only ifconfig and route did: an address on en3, a host route, bridge0 emptied
+sim_exec $h4 sudo -n ifconfig en3 inet 10.99.9.1 netmask 255.255.255.252 &&
+	sim_exec $h4 sudo -n route -n add -host 10.99.9.2 -interface en3 &&
+	sim_exec $h4 sudo -n ifconfig bridge0 deletem en4
+ok $? "before the reboot: ifconfig and route changes"
+sim_reboot $h4
+ok $? "sim_reboot $h4"
+is "$(ip -n "$ns4" -4 -o addr show | awk '$2 != "lo" && $2 != "en0" {print $2, $4}')" \
+	"en2 10.99.8.1/30" "after the reboot: only the service's address is on a Thunderbolt port (kernel state)"
+ip -n "$ns4" -4 route show | grep -q '10.99.9.2'
+ok $((!$?)) "after the reboot: the host route is gone"
+sim_exec $h4 ifconfig bridge0 >"$t/br4"
+grep -q 'flags=8822<' "$t/br4" && grep -q 'member: en4 ' "$t/br4"
+ok $? "after the reboot: bridge0 has its members back, down (its service is disabled)"
+sim_exec $h4 sudo -n networksetup -setnetworkserviceenabled 'pe Thunderbolt 1' off
+is "$(ip -n "$ns4" -4 -o addr show dev en2 | wc -l)" "0" "services: disabling one takes its address away"
+sim_exec $h4 sudo -n networksetup -setnetworkserviceenabled 'pe Thunderbolt 1' on
+is "$(ip -n "$ns4" -4 -o addr show dev en2 | awk '{print $4}')" "10.99.8.1/30" \
+	"services: enabling it puts it back"
+sim_exec $h4 sudo -n networksetup -removenetworkservice 'pe Thunderbolt 1' &&
+	sim_exec $h4 sudo -n networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' on
+ok $? "services: remove ours, bridge's service on"
+is "$(ip -n "$ns4" -4 -o addr show dev en2 | wc -l)" "0" "services: removing one takes its address away"
+is "$(sim_exec $h4 networksetup -removenetworkservice 'pe Thunderbolt 1'; echo "rc=$?")" \
+	"** Error: Command requires admin privileges.
+rc=14" "services: removing needs root"
+is "$(sim_exec $h4 sudo -n networksetup -removenetworkservice 'pe Thunderbolt 1'; echo "rc=$?")" \
+	"pe Thunderbolt 1 is not a recognized network service.
+** Error: The parameters were not valid.
+rc=4" "services: removing one that is not there"
+sim_reboot $h4
+sim_exec $h4 ifconfig bridge0 | grep -q 'flags=8863<UP'
+ok $? "reboot: bridge0 up again (its service is enabled)"
+is "$(ip -n "$ns4" -4 -o addr show | awk '$2 != "lo" && $2 != "en0"' | wc -l)" "0" \
+	"reboot: no address on a Thunderbolt port without a service"
 sim_down
 
 # --- broken system_profiler, RDMA off, sudo with a password -------------------

@@ -20,6 +20,10 @@
 #   simcluster.sh info               print the state folder, ssh_config, hosts and cables
 #   simcluster.sh snapshot DIR       write DIR/H.mutations.txt, H.calls.txt, H.ip4.txt
 #                                    (IPv4 addresses + routes now) for every host
+#   simcluster.sh reboot H           restart Mac H's network as macOS boots: what
+#                                    ifconfig/route did is gone (Thunderbolt ports'
+#                                    IPv4 addresses and routes, bridge0 changes), the
+#                                    enabled network services are applied again
 #
 # Settings (environment):
 #   KC_PREFIX=sc                 namespaces sc-<host>, sc--unplugged; bridge sc-br;
@@ -471,6 +475,15 @@ for d in json.load(sys.stdin):
     done < "$DIR/hosts.tsv"
 }
 
+cmd_reboot() {
+    local h=${1:?host} py
+    [[ -f $DIR/hosts.tsv ]] || die "no cluster"
+    [[ -n $(host_field "$h" 3) ]] || die "reboot: no host $h"
+    [[ $(host_field "$h" 5) != linux ]] || die "reboot: $h is a Linux host (no fake to restart)"
+    py=$(pick_python)
+    ( cmd_exec "$h" "$py" -S "$HERE/fakemac/fakemac.py" --simhost "$DIR/hosts/$h" --reboot )
+}
+
 cmd_exec() {
     local h=${1:?host} ns pid hd
     shift
@@ -493,6 +506,7 @@ case ${1:-} in
     hosts) host_names | paste -sd, - ;;
     exec) shift; cmd_exec "$@" ;;
     snapshot) shift; cmd_snapshot "$@" ;;
+    reboot) shift; cmd_reboot "$@" ;;
     ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
-    *) sed -n '3,22p' "$0"; exit 2 ;;
+    *) sed -n '3,26p' "$0"; exit 2 ;;
 esac

@@ -120,6 +120,58 @@ linux_case(void)
 	json_decref(cur);
 }
 
+/* `networksetup -listnetworkserviceorder` before a persistent setup, and after. */
+static const char SVC_BEFORE[] =
+    "An asterisk (*) denotes that a network service is disabled.\n"
+    "(1) Ethernet\n(Hardware Port: Ethernet, Device: en0)\n\n"
+    "(2) Thunderbolt Bridge\n(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
+    "(*) Wi-Fi\n(Hardware Port: Wi-Fi, Device: en1)\n\n"
+    "(3) My Thunderbolt 2\n(Hardware Port: Thunderbolt 2, Device: en3)\n\n";
+static const char SVC_AFTER[] =
+    "An asterisk (*) denotes that a network service is disabled.\n"
+    "(1) Ethernet\n(Hardware Port: Ethernet, Device: en0)\n\n"
+    "(*) Thunderbolt Bridge\n(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
+    "(2) Wi-Fi\n(Hardware Port: Wi-Fi, Device: en1)\n\n"
+    "(*) My Thunderbolt 2\n(Hardware Port: Thunderbolt 2, Device: en3)\n\n"
+    "(3) jaccl-config Thunderbolt 1\n(Hardware Port: Thunderbolt 1, Device: en2)\n\n"
+    "(4) jaccl-config Thunderbolt 1; reboot\n(Hardware Port: Thunderbolt 1, Device: en2)\n\n";
+
+/* mac_state() with a services fact whose output is svc_out. */
+static char *
+mac_state_svc(const char *svc_out)
+{
+	char *base = mac_state(EN2_BARE, BR_UP, ROUTE_NONE, 1), *s;
+	json_t *j = json_loads(base, 0, NULL);
+
+	json_array_append_new(json_object_get(j, "facts"), json_pack("{s:s, s:s, s:n, s:i, s:s}",
+	    "kind", "services", "iface", "services", "peer", "status", 0, "output", svc_out));
+	s = json_dumps(j, 0);
+	json_decref(j);
+	free(base);
+	return s;
+}
+
+/*
+ * Restore after --persist: our service goes, the bridge's service comes
+ * back on; Wi-Fi (enabled since) and a service of the user's on a cable
+ * port (disabled since) are not ours and not the bridge's: left alone; a
+ * name unfit for a command is never named.
+ */
+static void
+services_case(void)
+{
+	char *before = mac_state_svc(SVC_BEFORE), *after = mac_state_svc(SVC_AFTER);
+
+	diff(before, after, "sudo -n networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' on\n"
+	    "sudo -n networksetup -removenetworkservice 'jaccl-config Thunderbolt 1'\n",
+	    "Mac --persist: our service removed, the bridge's service on again, nothing else");
+	diff(before, before, "", "Mac --persist: nothing differs, nothing to run");
+	diff(after, before, "sudo -n networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' off\n",
+	    "Mac --persist: a service of ours that is gone is not made again");
+	free(before);
+	free(after);
+}
+
 static void
 refused(const char *text, const char *name)
 {
@@ -160,6 +212,7 @@ main(void)
 	    "sudo -n ifconfig bridge0 deletem en2\n"
 	    "sudo -n ifconfig bridge0 down\n", "Mac: the other way round");
 	linux_case();
+	services_case();
 
 	refused("{", "not JSON");
 	refused("{\"version\": 1}", "no host");
@@ -185,6 +238,18 @@ main(void)
 		refused(s, "a target that is not a plain word");
 		free(s);
 		json_decref(j);
+	}
+	{
+		char *sv = mac_state_svc(SVC_BEFORE);
+		json_t *j = json_loads(sv, 0, NULL);
+
+		json_object_set_new(json_array_get(json_object_get(j, "facts"), 3), "iface",
+		    json_string("en2"));
+		s = json_dumps(j, 0);
+		refused(s, "a services fact that names an interface");
+		free(s);
+		json_decref(j);
+		free(sv);
 	}
 	free(before);
 	free(after);

@@ -128,6 +128,62 @@ test_ip(void)
 	is_int(parse_ip_link_up("garbage"), JC_NO, "ip link: no flags");
 }
 
+static void
+test_netsvc(void)
+{
+	static const char out[] =
+	    "An asterisk (*) denotes that a network service is disabled.\r\n"
+	    "(1) Ethernet\r\n(Hardware Port: Ethernet, Device: en0)\r\n\r\n"
+	    "(*) Thunderbolt Bridge\n(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
+	    "(2) Bob's \"USB\"\n(Hardware Port: USB 10/100/1000 LAN, Device: en7)\n\n"
+	    "(3) jaccl-config Thunderbolt 1\n(Hardware Port: Thunderbolt 1, Device: en2)\n\n"
+	    "(4) iPhone USB\n(Hardware Port: iPhone USB, Device: en`x`)\n\n"
+	    "(12) Bluetooth PAN\n\n"
+	    "(Hardware Port: Stray, Device: en9)\n"
+	    "(5)NoSpace\n";
+	struct jc_netsvc *v = NULL;
+	size_t n = 0, dropped = parse_netsvc_order(out, &v, &n);
+
+	ok(n == 5 && dropped == 1, "services: five kept, the one with quotes left out (%zu, %zu)",
+	    n, dropped);
+	ok(n == 5 && strcmp(v[0].name, "Ethernet") == 0 && v[0].enabled &&
+	    strcmp(v[0].port, "Ethernet") == 0 && strcmp(v[0].device, "en0") == 0,
+	    "services: CRLF line ends");
+	ok(n == 5 && strcmp(v[1].name, "Thunderbolt Bridge") == 0 && !v[1].enabled &&
+	    strcmp(v[1].device, "bridge0") == 0, "services: (*) is disabled");
+	ok(n == 5 && strcmp(v[2].name, "jaccl-config Thunderbolt 1") == 0 &&
+	    strcmp(v[2].port, "Thunderbolt 1") == 0 && strcmp(v[2].device, "en2") == 0,
+	    "services: ours, with its port and device");
+	ok(n == 5 && strcmp(v[3].name, "iPhone USB") == 0 && v[3].device == NULL,
+	    "services: a device unfit for a command is left NULL");
+	ok(n == 5 && strcmp(v[4].name, "Bluetooth PAN") == 0 && v[4].port == NULL &&
+	    v[4].device == NULL, "services: no port line after a blank one");
+	ok(netsvc_find(v, n, "Wi-Fi") == NULL && netsvc_find(v, n, "Ethernet") == &v[0], "find");
+	netsvc_free(v, n);
+	v = NULL;
+	n = 0;
+	ok(parse_netsvc_order("", &v, &n) == 0 && n == 0 && v == NULL, "services: empty output");
+
+	/* nmcli -t -f NAME,DEVICE connection show */
+	ok(parse_nmcli_connections("Wired connection 1:eth0\n"
+	    "jaccl-config eth1:eth1\r\n"
+	    "a\\:b:\n"
+	    "it's:eth2\n"
+	    "\n"
+	    "spare (2):\n"
+	    "lo:l\\o\n", &v, &n) == 2 && n == 4,
+	    "nmcli: four kept; a name with ':' (escaped) or a quote left out");
+	ok(n == 4 && strcmp(v[0].name, "Wired connection 1") == 0 && strcmp(v[0].device, "eth0") == 0 &&
+	    v[0].enabled && v[0].port == NULL, "nmcli: name and device");
+	ok(n == 4 && strcmp(v[1].name, "jaccl-config eth1") == 0 && strcmp(v[1].device, "eth1") == 0,
+	    "nmcli: CRLF");
+	ok(n == 4 && strcmp(v[2].name, "spare (2)") == 0 && v[2].device == NULL,
+	    "nmcli: a connection on no device");
+	ok(n == 4 && strcmp(v[3].name, "lo") == 0 && v[3].device != NULL &&
+	    strcmp(v[3].device, "lo") == 0, "nmcli: an escaped character is itself");
+	netsvc_free(v, n);
+}
+
 int
 main(void)
 {
@@ -135,5 +191,6 @@ main(void)
 	(void)skip_all;
 	test_route_get();
 	test_ip();
+	test_netsvc();
 	return done_testing();
 }

@@ -385,6 +385,140 @@ test_subnets(void)
 	inv_free(h, 3);
 }
 
+/* A hardware port of h, as networksetup -listallhardwareports lists it. */
+static void
+hwport(struct jc_host *h, const char *port, const char *dev)
+{
+	h->hwports = xreallocarray(h->hwports, h->nhwports + 1, sizeof(*h->hwports));
+	h->hwports[h->nhwports].port = xstrdup(port);
+	h->hwports[h->nhwports].device = xstrdup(dev);
+	h->hwports[h->nhwports].mac = NULL;
+	h->nhwports++;
+}
+
+/* The command's argv is exactly want (NULL-terminated), and may_fail as given. */
+static bool
+argv_is(const struct plan_cmd *c, bool may_fail, const char *const *want)
+{
+	size_t n = 0;
+
+	while (want[n] != NULL)
+		n++;
+	if (c->argc != n || c->argv[n] != NULL || c->may_fail != may_fail)
+		return false;
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(c->argv[k], want[k]) != 0)
+			return false;
+	return true;
+}
+
+static void
+test_persist(void)
+{
+	struct jc_host *h = inv_new(2, NULL);
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	const struct plan_host *ph;
+	const struct plan_cmdlist *l;
+	struct plan_cmd *extra;
+	char *t;
+	static const char *const create[] = { "sudo", "networksetup", "-createnetworkservice",
+		"jaccl-config Thunderbolt 2", "Thunderbolt 2", NULL };
+	static const char *const manual[] = { "sudo", "networksetup", "-setmanual",
+		"jaccl-config Thunderbolt 2", "192.168.0.2", "255.255.255.252", NULL };
+	static const char *const bridge_off[] = { "sudo", "networksetup",
+		"-setnetworkserviceenabled", "Thunderbolt Bridge", "off", NULL };
+
+	inv_cable(&h[0], "en2", &h[1], "en3", 80);
+	for (int i = 0; i < 2; i++) {
+		hwport(&h[i], "Ethernet", "en0");
+		hwport(&h[i], "Thunderbolt Bridge", "bridge0");
+		hwport(&h[i], "Thunderbolt 1", "en2");
+		hwport(&h[i], "Thunderbolt 2", "en3");
+		hwport(&h[i], "Wi-Fi", "en1");
+	}
+	graph_build(h, 2, &g, &err);
+	ok(plan_build(g, &p, &err) == 0 && p->hosts[1].cmds.n == 4 && !p->hosts[1].persist,
+	    "without --persist: the four commands of mlx, no networksetup");
+	plan_free(p);
+
+	ok(plan_build_persist(g, true, &p, &err) == 0, "persist plan built");
+	ph = &p->hosts[1];
+	l = &ph->cmds;
+	ok(l->n == 7, "mlx's four commands, then three of networksetup (%zu)", l->n);
+	ok(l->n == 7 && argv_is(&l->v[4], true, create),
+	    "our service on the port of en3 (may fail: it may be there)");
+	ok(l->n == 7 && argv_is(&l->v[5], false, manual),
+	    "its manual address and mask, no router");
+	ok(l->n == 7 && argv_is(&l->v[6], true, bridge_off), "the bridge's service off");
+	t = cmds_text(l);
+	ok(has_line(t, "sudo networksetup -createnetworkservice 'jaccl-config Thunderbolt 2' "
+	    "'Thunderbolt 2'") && has_line(t, "sudo networksetup -setmanual "
+	    "'jaccl-config Thunderbolt 2' 192.168.0.2 255.255.255.252"),
+	    "printed with the names quoted for the shell");
+	ok(strstr(t, "Wi-Fi") == NULL && strstr(t, "Ethernet") == NULL && strstr(t, "en0") == NULL,
+	    "no other service or interface named");
+	free(t);
+	ok(ph->nfacts > 0 && ph->facts[ph->nfacts - 1].kind == PLAN_FACT_SERVICES &&
+	    strcmp(ph->facts[ph->nfacts - 1].iface, PLAN_SERVICES) == 0, "a services fact");
+	t = ph->nfacts > 0 ? plan_cmd_text(&ph->facts[ph->nfacts - 1].query) : xstrdup("");
+	is_str(t, "networksetup -listnetworkserviceorder", "its query");
+	free(t);
+
+	/* a command naming another service is refused by the check */
+	extra = &p->hosts[0].cmds.v[p->hosts[0].cmds.n - 2];
+	free(extra->argv[3]);
+	extra->argv[3] = xstrdup("Wi-Fi");
+	ok(plan_check(p, g, &err) < 0, "a command naming Wi-Fi is refused");
+	is_str(err.msg, "mac1: planned command names 'Wi-Fi', which is not a cable interface",
+	    "the check names it");
+	plan_free(p);
+
+	inv_iface(&h[1], "en3", "192.168.0.2", 30);
+	ok(plan_build(g, &p, &err) == 0 && p->hosts[1].applied, "addresses set: applied");
+	plan_free(p);
+	ok(plan_build_persist(g, true, &p, &err) == 0 && !p->hosts[1].applied,
+	    "with --persist never applied (the services are not in the inventory)");
+	plan_free(p);
+	graph_free(g);
+
+	/* no hardware port for a cable interface: refused, with the reason */
+	free(h[1].hwports[3].port);
+	h[1].hwports[3].port = xstrdup("USB 10/100/1000 LAN");
+	graph_build(h, 2, &g, &err);
+	ok(plan_build_persist(g, true, &p, &err) < 0 && p == NULL, "no Thunderbolt port: refused");
+	is_str(err.msg, "mac2: no Thunderbolt hardware port for en3 in networksetup "
+	    "-listallhardwareports; cannot make it persistent", "the reason");
+	graph_free(g);
+	inv_free(h, 2);
+
+	h = inv_new(2, NULL);
+	h[0].os = h[1].os = JC_OS_LINUX;
+	inv_cable(&h[0], "eth1", &h[1], "eth2", 0);
+	graph_build(h, 2, &g, &err);
+	ok(plan_build_persist(g, true, &p, &err) == 0, "Linux: persist plan built");
+	{
+		static const char *const del[] = { "sudo", "nmcli", "connection", "delete",
+			"jaccl-config eth2", NULL };
+		static const char *const add[] = { "sudo", "nmcli", "connection", "add", "type",
+			"ethernet", "ifname", "eth2", "con-name", "jaccl-config eth2", "ipv4.method",
+			"manual", "ipv4.addresses", "192.168.0.2/30", "ipv6.method", "ignore", NULL };
+
+		l = &p->hosts[1].cmds;
+		ok(l->n == 5 && argv_is(&l->v[3], true, del) && argv_is(&l->v[4], false, add),
+		    "Linux: after ip's three, our NetworkManager connection: an old one deleted "
+		    "(may fail), then added with the address (%zu)", l->n);
+		ph = &p->hosts[1];
+		t = plan_cmd_text(&ph->facts[ph->nfacts - 1].query);
+		is_str(t, "nmcli -t -f NAME,DEVICE connection show", "Linux: the services query");
+		free(t);
+	}
+	plan_free(p);
+	graph_free(g);
+	inv_free(h, 2);
+}
+
 int
 main(void)
 {
@@ -396,5 +530,6 @@ main(void)
 	test_linux();
 	test_wrap();
 	test_subnets();
+	test_persist();
 	return done_testing();
 }

@@ -88,6 +88,29 @@ main(void)
 	ok(!jc_plain_word(""), "empty rejected");
 	ok(jc_iface_name_ok("en2") && jc_iface_name_ok("rdma_en10"), "interface names");
 	ok(!jc_iface_name_ok("en2 ") && !jc_iface_name_ok("en`x`"), "bad interface names");
+	ok(jc_service_name_ok("Thunderbolt Bridge") && jc_service_name_ok("jaccl-config Thunderbolt 1") &&
+	    jc_service_name_ok("USB 10_100_1000 LAN (2)") && jc_service_name_ok("Wi-Fi"),
+	    "service names");
+	ok(!jc_service_name_ok("") && !jc_service_name_ok(" Wi-Fi") && !jc_service_name_ok("Wi-Fi ") &&
+	    !jc_service_name_ok("-x") && !jc_service_name_ok("a'b") && !jc_service_name_ok("a;b") &&
+	    !jc_service_name_ok("a$(b)") && !jc_service_name_ok("a\nb") &&
+	    !jc_service_name_ok("USB 10/100/1000 LAN") &&
+	    !jc_service_name_ok("0123456789012345678901234567890123456789012345678901234567890123"),
+	    "bad service names (quotes, shell syntax, '/', 64 characters)");
+	{
+		struct jc_buf b = { 0 };
+
+		buf_puts(&b, "");
+		jc_shell_word(&b, "-setmanual");
+		buf_puts(&b, "|");
+		jc_shell_word(&b, "Thunderbolt Bridge");
+		buf_puts(&b, "|");
+		jc_shell_word(&b, "it's");
+		buf_puts(&b, "|");
+		jc_shell_word(&b, "");
+		is_str(b.data, "-setmanual|'Thunderbolt Bridge'|'it'\\''s'|''", "shell words");
+		buf_free(&b);
+	}
 	ok(jc_ipv4_ok("192.168.0.1") && !jc_ipv4_ok("192.168.0.256") &&
 	    !jc_ipv4_ok("1.2.3") && !jc_ipv4_ok("1.2.3.4.5"), "IPv4 literals");
 	ok(jc_ipv4_prefix_ok("192.168.0.1/30", true) && jc_ipv4_prefix_ok("10.0.0.0/0", true) &&

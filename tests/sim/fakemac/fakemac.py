@@ -15,6 +15,10 @@ Commands: system_profiler, networksetup, ibv_devices, ibv_devinfo, ipconfig,
 ifconfig, route, netstat (-rn: the namespace's IPv4 routes of every table, in
 macOS's layout), sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
 
+`fakemac.py --simhost HOSTDIR --reboot` (inside the host's namespaces,
+simcluster.sh reboot H) restarts the host as far as its network goes: what
+ifconfig and route did is gone, the network services are applied again.
+
 With FAKEMAC_OFFLINE=1 in the environment nothing is read from the live
 network: interfaces, carriers and addresses are derived from mac.json (the
 management address on en0, IPv6 link-local addresses on interfaces with a
@@ -429,14 +433,144 @@ def cmd_system_profiler_real(host, args):
 # --------------------------------------------------------------------------
 # networksetup
 
-def services(host):
-    """(service name, hardware port, device) in service order."""
+def default_services(host):
+    """The services of a fresh Mac, in service order: one per hardware port
+    that is not a Thunderbolt port (those are members of the bridge)."""
     res = []
     for name, dev, _mac in host.cfg["hardware_ports"]:
         if name.startswith("Thunderbolt ") and name != "Thunderbolt Bridge":
             continue
-        res.append((name, name, dev))
+        res.append({"name": name, "port": name, "device": dev})
     return res
+
+
+def services(host, st=None):
+    """The services of the host now: [{"name", "port", "device"}], in order.
+    A service's configuration, if set with -setmanual, is in
+    st["services_config"][name] = {"ip": A, "prefix": L}."""
+    st = st if st is not None else host.state()
+    return st.get("services", default_services(host))
+
+
+def not_service(name):
+    out(f"{name} is not a recognized network service.\n"
+        "** Error: The parameters were not valid.\n")
+    return 4
+
+
+def bad_params():
+    out("** Error: The parameters were not valid.\n")
+    return 4
+
+
+def svc_address(host, dev, cfg, on):
+    """Put the manual address of a service on its device (configd does it as
+    soon as the service is set or enabled) or take it away."""
+    if OFFLINE or not cfg or not dev:
+        return
+    if on:
+        run_ip("addr", "replace", f"{cfg['ip']}/{cfg['prefix']}", "broadcast", "+", "dev", dev)
+    else:
+        run_ip("addr", "del", f"{cfg['ip']}/{cfg['prefix']}", "dev", dev)
+
+
+def prefix_of_mask(mask):
+    try:
+        return ipaddress.IPv4Network(f"0.0.0.0/{mask}").prefixlen
+    except ValueError:
+        return None
+
+
+def netsvc_mutate(host, op, args):
+    """-createnetworkservice, -removenetworkservice, -setmanual,
+    -setnetworkserviceenabled: the service model, applied live like configd."""
+    if not host.sudo:
+        # the real text and status for a user without root were not found: approximate
+        out("** Error: Command requires admin privileges.\n")
+        return 14
+    res = {"rc": 0}
+
+    def apply(st):
+        svcs = services(host, st)
+        names = [v["name"] for v in svcs]
+        disabled = set(st.get("services_disabled", []))
+        conf = st.setdefault("services_config", {})
+        if op == "-createnetworkservice":
+            if len(args) < 2 or args[0] in names:
+                res["rc"] = bad_params()
+                return
+            ports = {n: (n, d) for n, d, _ in host.cfg["hardware_ports"]}
+            ports.update({d: (n, d) for n, d, _ in host.cfg["hardware_ports"]})
+            if args[1] not in ports:
+                res["rc"] = bad_params()
+                return
+            port, dev = ports[args[1]]
+            st["services"] = svcs + [{"name": args[0], "port": port, "device": dev}]
+            return
+        if not args or args[0] not in names:
+            res["rc"] = not_service(args[0] if args else "")
+            return
+        name = args[0]
+        svc = svcs[names.index(name)]
+        on = name not in disabled
+        if op == "-removenetworkservice":
+            if on:
+                svc_address(host, svc["device"], conf.get(name), False)
+            st["services"] = [v for v in svcs if v["name"] != name]
+            conf.pop(name, None)
+            disabled.discard(name)
+        elif op == "-setmanual":
+            pfx = prefix_of_mask(args[2]) if len(args) >= 3 else None
+            try:
+                ipaddress.IPv4Address(args[1] if len(args) >= 2 else "")
+            except ValueError:
+                pfx = None
+            if pfx is None:
+                res["rc"] = bad_params()
+                return
+            if on:
+                svc_address(host, svc["device"], conf.get(name), False)
+            conf[name] = {"ip": args[1], "prefix": pfx}
+            if on:
+                svc_address(host, svc["device"], conf[name], True)
+            st["services"] = svcs
+        elif op == "-setnetworkserviceenabled":
+            if len(args) < 2:
+                res["rc"] = bad_params()
+                return
+            want = args[1].lower() in ("on", "yes", "1", "true")
+            if want != on:
+                svc_address(host, svc["device"], conf.get(name), want)
+            disabled.discard(name) if want else disabled.add(name)
+            if svc["device"] == "bridge0" and st["bridge0"]["exists"]:
+                st["bridge0"]["up"] = want
+        st["services_disabled"] = sorted(disabled)
+    host.update_state(apply)
+    return res["rc"]
+
+
+def reboot(host):
+    """What a restart keeps: the services and their configuration (the
+    preferences). What it drops: whatever ifconfig and route did. Every
+    Thunderbolt port loses its IPv4 addresses and routes, bridge0 gets back
+    its configured members and is up only when its service is enabled, then
+    each enabled service with a manual configuration puts its address back."""
+    for p in host.cfg["tb_ports"]:
+        run_ip("-4", "route", "flush", "dev", p["if"])
+        run_ip("-4", "addr", "flush", "dev", p["if"])
+
+    def apply(st):
+        disabled = set(st.get("services_disabled", []))
+        svcs = services(host, st)
+        bridge_on = any(v["device"] == "bridge0" and v["name"] not in disabled for v in svcs)
+        st["bridge0"] = {"exists": True, "up": bridge_on,
+                         "members": list(host.cfg["bridge"]["members"])}
+        for v in svcs:
+            cfg = st.get("services_config", {}).get(v["name"])
+            if v["name"] not in disabled and cfg and v["device"] != host.cfg["mgmt"]["if"]:
+                svc_address(host, v["device"], cfg, True)
+    host.update_state(apply)
+    return 0
 
 
 def cmd_networksetup(host, args):
@@ -447,6 +581,8 @@ def cmd_networksetup(host, args):
     op = args[0]
     st = host.state()
     disabled = set(st["services_disabled"])
+    svcs = services(host, st)
+    byname = {v["name"]: v for v in svcs}
     if op == "-listallhardwareports":
         text = ""
         for name, dev, mac in host.cfg["hardware_ports"]:
@@ -456,31 +592,26 @@ def cmd_networksetup(host, args):
         return 0
     if op == "-listallnetworkservices":
         out("An asterisk (*) denotes that a network service is disabled.\n")
-        for name, _, _ in services(host):
-            out(("*" if name in disabled else "") + name + "\n")
+        for v in svcs:
+            out(("*" if v["name"] in disabled else "") + v["name"] + "\n")
         return 0
     if op == "-listnetworkserviceorder":
         out("An asterisk (*) denotes that a network service is disabled.\n")
-        for k, (name, port, dev) in enumerate(services(host), 1):
-            num = "*" if name in disabled else str(k)
-            out(f"({num}) {name}\n(Hardware Port: {port}, Device: {dev})\n\n")
+        for k, v in enumerate(svcs, 1):
+            num = "*" if v["name"] in disabled else str(k)
+            out(f"({num}) {v['name']}\n(Hardware Port: {v['port']}, Device: {v['device']})\n\n")
         return 0
     if op == "-getnetworkserviceenabled":
-        names = [s[0] for s in services(host)]
-        if len(args) < 2 or args[1] not in names:
-            out(f"{args[1] if len(args) > 1 else ''} is not a recognized network service.\n"
-                "** Error: The parameters were not valid.\n")
-            return 4
+        if len(args) < 2 or args[1] not in byname:
+            return not_service(args[1] if len(args) > 1 else "")
         out("Disabled\n" if args[1] in disabled else "Enabled\n")
         return 0
     if op == "-getinfo":
-        names = {s[0]: s[2] for s in services(host)}
-        if len(args) < 2 or args[1] not in names:
-            out(f"{args[1] if len(args) > 1 else ''} is not a recognized network service.\n"
-                "** Error: The parameters were not valid.\n")
-            return 4
-        dev = names[args[1]]
-        addrs = host.ipv4(dev)
+        if len(args) < 2 or args[1] not in byname:
+            return not_service(args[1] if len(args) > 1 else "")
+        dev = byname[args[1]]["device"]
+        cfg = st.get("services_config", {}).get(args[1])
+        addrs = [(cfg["ip"], cfg["prefix"])] if cfg else host.ipv4(dev)
         mac = {d: m for _, d, m in host.cfg["hardware_ports"]}.get(dev, "")
         if addrs:
             a, p = addrs[0]
@@ -490,21 +621,9 @@ def cmd_networksetup(host, args):
             out("DHCP Configuration\nClient ID: \n")
         out(f"IPv6: Automatic\nIPv6 IP address: none\nIPv6 Router: none\nEthernet Address: {mac}\n")
         return 0
-    if op in ("-setnetworkserviceenabled",) and len(args) >= 3:
-        name, on = args[1], args[2].lower() in ("on", "yes", "1", "true")
-        if name not in [s[0] for s in services(host)]:
-            out(f"{name} is not a recognized network service.\n"
-                "** Error: The parameters were not valid.\n")
-            return 4
-
-        def apply(st):
-            d = set(st["services_disabled"])
-            d.discard(name) if on else d.add(name)
-            st["services_disabled"] = sorted(d)
-            if name == "Thunderbolt Bridge" and st["bridge0"]["exists"]:
-                st["bridge0"]["up"] = on
-        host.update_state(apply)
-        return 0
+    if op in ("-createnetworkservice", "-removenetworkservice", "-setmanual",
+              "-setnetworkserviceenabled"):
+        return netsvc_mutate(host, op, args[1:])
     if op.startswith(("-set", "-create", "-remove", "-delete", "-switch", "-order", "-add",
                       "-renew", "-import", "-export", "-detectnewhardware")):
         # accepted and recorded, no effect on the simulation
@@ -1342,6 +1461,8 @@ def main(argv):
         err(__doc__)
         return 2
     host = Host(argv[2])
+    if argv[3:] == ["--reboot"]:
+        return reboot(host)
     cmd, args = os.path.basename(argv[3]) if len(argv) > 3 else "", argv[4:]
     full = [cmd] + args
     simple = {
