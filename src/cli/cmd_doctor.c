@@ -212,6 +212,38 @@ load_record(struct jc_opts *o, struct doctor_input *in, char **skip)
 	return rec;
 }
 
+/*
+ * Without --expect, the cabling file of the state directory
+ * (STATE_DIR/cabling.json, written there by --save-cabling) when there is
+ * one; never for a replayed bundle without --state-dir. Returns 0 (*out
+ * NULL when there is none), or JC_EXIT_FAIL after saying why it is unusable.
+ */
+static int
+state_cabling(struct jc_opts *o, struct cabling **out, char **name)
+{
+	struct apply_opts ao = { .state_dir = o->state_dir };
+	struct jc_err err = { 0 };
+	char *dir;
+
+	*out = NULL;
+	*name = NULL;
+	if (o->expect != NULL || (o->from != NULL && o->state_dir == NULL))
+		return 0;
+	dir = apply_state_dir(&ao);
+	*name = xasprintf("%s/" DOCTOR_STATE_CABLING, dir);
+	free(dir);
+	if (access(*name, F_OK) != 0) {
+		free(*name);
+		*name = NULL;
+		return 0;
+	}
+	if (cabling_load(*name, out, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		return JC_EXIT_FAIL;
+	}
+	return 0;
+}
+
 /* --save: the outputs of the hosts that answered, the doctor's included, as a bundle. */
 static int
 save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
@@ -264,7 +296,8 @@ cmd_doctor(struct jc_opts *o)
 	struct graph *g = NULL;
 	struct setup_record *rec = NULL;
 	struct jc_sw *sw = NULL;
-	char *gerr = NULL, *coordinator = NULL, *rskip = NULL;
+	char *gerr = NULL, *coordinator = NULL, *rskip = NULL, *sexpect_name = NULL;
+	struct cabling *sexpect = NULL;
 	size_t nraws = 0;
 	int rc;
 
@@ -276,6 +309,8 @@ cmd_doctor(struct jc_opts *o)
 		jc_error(NULL, "%s", err.msg);
 		return JC_EXIT_FAIL;
 	}
+	if ((rc = state_cabling(o, &sexpect, &sexpect_name)) != 0)
+		return rc;
 	if ((rc = cli_hosts_load(o, 0, &h)) != 0 || (rc = probe_all(o, &h, &raws, &nraws)) != 0)
 		goto out;
 	if (o->save != NULL && (rc = save_bundle(o->save, raws, nraws)) != 0)
@@ -291,8 +326,8 @@ cmd_doctor(struct jc_opts *o)
 	in.graph_error = gerr;
 	in.hf = h.hf;
 	in.backend = o->backend;
-	in.expect = expect;
-	in.expect_name = o->expect;
+	in.expect = expect ? expect : sexpect;
+	in.expect_name = expect ? o->expect : sexpect_name;
 	sw = gather_sw(&h, raws, nraws);
 	in.sw = sw;
 	rec = load_record(o, &in, &rskip);
@@ -318,5 +353,7 @@ out:
 	free(raws);
 	cli_hosts_clear(&h);
 	cabling_free(expect);
+	cabling_free(sexpect);
+	free(sexpect_name);
 	return rc;
 }

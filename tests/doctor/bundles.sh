@@ -198,6 +198,26 @@ mkdir -p "$t/badstate" && echo '{"status": "applied", "hosts": [{"host": "mini1"
 run "bad state directory" 0 "$u3 drift=unknown" --from "$dir/bundles/sw-same" --state-dir "$t/badstate"
 grep -q 'bad host or file' "$t/out.json"
 ok $? "bad state directory: says why"
+# the cabling file of the state directory is the default --expect: cables
+# slower than configure --save-cabling recorded are found without --expect
+mkdir -p "$t/sc" && cp -r "$sd"/* "$t/sc"/
+"$JACCL_CONFIG" --from "$dir/bundles/sw-same" --save-cabling "$t/sc/cabling.json" --dot >/dev/null 2>&1
+ok $? "the cabling saved into a copy of the state directory"
+run "state directory's cabling, as saved" 0 "coordinator=unknown hostfile-ifaces=unknown" \
+    --from "$dir/bundles/sw-same" --state-dir "$t/sc"
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+sed -i 's|"80 Gb/s"|"40 Gb/s"|' "$t/b/mini1/system_profiler-SPThunderboltDataType.json" \
+    "$t/b/mini2/system_profiler-SPThunderboltDataType.json"
+run "state directory's cabling, links at 40 Gb/s" 8 \
+    "coordinator=unknown hostfile-ifaces=unknown expected-cabling=error link-class=error" \
+    --from "$t/b" --state-dir "$t/sc"
+grep -q 'mini1 Thunderbolt 1 (en2) -- mini2 Thunderbolt 1 (en2) is downgraded to 40 Gb/s (expected 80 Gb/s)' "$t/out.json"
+ok $? "downgraded: named against the state directory's cabling"
+echo '{"version": 2}' >"$t/sc/cabling.json"
+"$JACCL_CONFIG" doctor --from "$dir/bundles/sw-same" --state-dir "$t/sc" >"$t/out" 2>"$t/err"
+is "$?" 1 "a bad cabling file in the state directory: exit 1"
+grep -q 'cabling.json' "$t/err"
+ok $? "a bad cabling file in the state directory: named ($(head -1 "$t/err"))"
 NEWU="bridge-route=unknown drift=unknown firewall=unknown login-env=unknown sleep=unknown software=unknown"
 
 # human output: grouped by host, one line per finding, a summary

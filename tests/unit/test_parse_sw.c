@@ -19,6 +19,7 @@
 
 #include "../tap.h"
 #include "parse_sw.h"
+#include "probe.h"
 #include "setup_record.h"
 
 static const char PMSET_LAPTOP[] =
@@ -203,9 +204,31 @@ test_record(void)
 	}
 }
 
+/* The doctor's commands go into the doctor's script only. */
+static void
+test_script(void)
+{
+	char *plain = probe_script(30), *same = probe_script_for(30, false);
+	char *doc = probe_script_for(30, true);
+	static const char *const cmds[] = { "pmset -g", "socketfilterfw --getglobalstate",
+		"route -n get default", "ip route show default", "grep -E '^(MLX|JACCL)_'",
+		"importlib.metadata" };
+
+	ok(strcmp(plain, same) == 0, "probe_script is the script without the doctor's commands");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		ok(strstr(plain, cmds[i]) == NULL && strstr(doc, cmds[i]) != NULL,
+		    "%s: in the doctor's script only", cmds[i]);
+	ok(strstr(doc, "jc_start " SW_PMSET " ") != NULL && strstr(plain, SW_PMSET) == NULL,
+	    "the doctor's script frames " SW_PMSET);
+	free(plain);
+	free(same);
+	free(doc);
+}
+
 int
 main(void)
 {
+	test_script();
 	(void)plan;
 	(void)skip_all;
 	test_pmset();
