@@ -264,6 +264,44 @@ save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
 	return rc;
 }
 
+/* What drift and the sameness checks read, beyond the probe (owned here). */
+struct dr_extra {
+	struct cabling *sexpect;	/* the state directory's cabling file */
+	char *sexpect_name;
+	struct setup_record *rec;
+	char *rskip;
+	struct jc_sw *sw;		/* one per host */
+	size_t nsw;
+};
+
+/* Fill x and in's fields for the drift and sameness checks. */
+static void
+extra_fill(struct jc_opts *o, const struct cli_hosts *h, const struct jc_raw *raws,
+    size_t nraws, struct doctor_input *in, struct dr_extra *x)
+{
+	if (in->expect == NULL && x->sexpect != NULL) {
+		in->expect = x->sexpect;
+		in->expect_name = x->sexpect_name;
+	}
+	x->sw = gather_sw(h, raws, nraws);
+	x->nsw = h->n;
+	in->sw = x->sw;
+	x->rec = load_record(o, in, &x->rskip);
+	in->record = x->rec;
+}
+
+static void
+extra_free(struct dr_extra *x)
+{
+	for (size_t i = 0; x->sw && i < x->nsw; i++)
+		sw_clear(&x->sw[i]);
+	free(x->sw);
+	setup_record_free(x->rec);
+	free(x->rskip);
+	cabling_free(x->sexpect);
+	free(x->sexpect_name);
+}
+
 static void
 print_report(struct jc_opts *o, const struct doctor_report *rep, const struct cli_hosts *h,
     const char *coordinator, int rc)
@@ -294,10 +332,8 @@ cmd_doctor(struct jc_opts *o)
 	struct doctor_report *rep = NULL;
 	struct doctor_coord *coord = NULL;
 	struct graph *g = NULL;
-	struct setup_record *rec = NULL;
-	struct jc_sw *sw = NULL;
-	char *gerr = NULL, *coordinator = NULL, *rskip = NULL, *sexpect_name = NULL;
-	struct cabling *sexpect = NULL;
+	struct dr_extra x = { 0 };
+	char *gerr = NULL, *coordinator = NULL;
 	size_t nraws = 0;
 	int rc;
 
@@ -309,7 +345,7 @@ cmd_doctor(struct jc_opts *o)
 		jc_error(NULL, "%s", err.msg);
 		return JC_EXIT_FAIL;
 	}
-	if ((rc = state_cabling(o, &sexpect, &sexpect_name)) != 0)
+	if ((rc = state_cabling(o, &x.sexpect, &x.sexpect_name)) != 0)
 		return rc;
 	if ((rc = cli_hosts_load(o, 0, &h)) != 0 || (rc = probe_all(o, &h, &raws, &nraws)) != 0)
 		goto out;
@@ -326,12 +362,9 @@ cmd_doctor(struct jc_opts *o)
 	in.graph_error = gerr;
 	in.hf = h.hf;
 	in.backend = o->backend;
-	in.expect = expect ? expect : sexpect;
-	in.expect_name = expect ? o->expect : sexpect_name;
-	sw = gather_sw(&h, raws, nraws);
-	in.sw = sw;
-	rec = load_record(o, &in, &rskip);
-	in.record = rec;
+	in.expect = expect;
+	in.expect_name = o->expect;
+	extra_fill(o, &h, raws, nraws, &in, &x);
 	rep = doctor_run(&in);
 	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_DOCTOR;
 	print_report(o, rep, &h, in.coordinator, rc);
@@ -340,11 +373,7 @@ out:
 	for (size_t i = 0; coord && i < h.n; i++)
 		free(coord[i].detail);
 	free(coord);
-	for (size_t i = 0; sw && i < h.n; i++)
-		sw_clear(&sw[i]);
-	free(sw);
-	setup_record_free(rec);
-	free(rskip);
+	extra_free(&x);
 	free(coordinator);
 	free(gerr);
 	graph_free(g);
@@ -353,7 +382,5 @@ out:
 	free(raws);
 	cli_hosts_clear(&h);
 	cabling_free(expect);
-	cabling_free(sexpect);
-	free(sexpect_name);
 	return rc;
 }
