@@ -259,6 +259,8 @@ save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
 	if (bundle_save(dir, got, ng, &err) != 0) {
 		jc_error(NULL, "%s", err.msg);
 		rc = JC_EXIT_FAIL;
+	} else {
+		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
 	}
 	free(got);
 	return rc;

@@ -193,6 +193,22 @@ rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
 rm "$t/b/mini2/pmset-g.txt"
 echo 'garbage' >"$t/b/mini3/socketfilterfw-getglobalstate.txt"
 run "outputs missing or garbled" 0 "$u3 firewall=unknown sleep=unknown" --from "$t/b" --state-dir "$sd"
+# edits of single outputs: the firewall on (State = 1), another Python, a
+# Python without package metadata, a setup that did not finish
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+echo 'Firewall is enabled. (State = 1)' >"$t/b/mini2/socketfilterfw-getglobalstate.txt"
+printf 'python 3.12.4\nmlx -\n' >"$t/b/mini3/python-mlx.txt"
+run "firewall on, another Python" 0 "$u3 firewall=warning software=warning" --from "$t/b" --state-dir "$sd"
+grep -q 'Python differs between hosts: mini1 3.11.2, mini2 3.11.2, mini3 3.12.4' "$t/out.json"
+ok $? "Python: every host's version"
+printf 'python 3.7.1\nmlx ?\n' >"$t/b/mini3/python-mlx.txt"
+run "MLX version unreadable" 0 "$u3 firewall=warning software=unknown" --from "$t/b" --state-dir "$sd"
+mkdir -p "$t/ip" && cp -r "$sd"/* "$t/ip"/
+sed -i 's/"status": "applied"/"status": "in-progress"/' "$t/ip/last-setup.json"
+run "setup did not finish" 0 "$u3 drift=warning" --from "$dir/bundles/sw-same" --state-dir "$t/ip"
+sed -i 's/"status": "in-progress"/"status": "restored"/' "$t/ip/last-setup.json"
+run "setup restored: nothing to compare" 8 "$u3 bridge=error ipv4=error" \
+    --from "$dir/bundles/drift" --state-dir "$t/ip"
 # a state directory that is not one: unknown with the reason, nothing lost
 mkdir -p "$t/badstate" && echo '{"status": "applied", "hosts": [{"host": "mini1", "file": "../../etc/passwd"}]}' >"$t/badstate/last-setup.json"
 run "bad state directory" 0 "$u3 drift=unknown" --from "$dir/bundles/sw-same" --state-dir "$t/badstate"
