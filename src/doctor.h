@@ -76,12 +76,6 @@ struct doctor_input {
 	const struct jc_sw *sw;
 };
 
-/*
- * The cabling file the doctor compares with when --expect is not given:
- * this name in the state directory (configure --save-cabling can write it).
- */
-#define DOCTOR_STATE_CABLING "cabling.json"
-
 struct doctor_report;
 
 struct doctor_finding {

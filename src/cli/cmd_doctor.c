@@ -214,7 +214,7 @@ load_record(struct jc_opts *o, struct doctor_input *in, char **skip)
 
 /*
  * Without --expect, the cabling file of the state directory
- * (STATE_DIR/cabling.json, written there by --save-cabling) when there is
+ * (STATE_DIR/cabling.json, written there by a setup) when there is
  * one; never for a replayed bundle without --state-dir. Returns 0 (*out
  * NULL when there is none), or JC_EXIT_FAIL after saying why it is unusable.
  */
@@ -230,7 +230,7 @@ state_cabling(struct jc_opts *o, struct cabling **out, char **name)
 	if (o->expect != NULL || (o->from != NULL && o->state_dir == NULL))
 		return 0;
 	dir = apply_state_dir(&ao);
-	*name = xasprintf("%s/" DOCTOR_STATE_CABLING, dir);
+	*name = xasprintf("%s/" CABLING_STATE_FILE, dir);
 	free(dir);
 	if (access(*name, F_OK) != 0) {
 		free(*name);

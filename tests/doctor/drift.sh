@@ -52,10 +52,40 @@ all_ok() { for c in $new; do printf '%s=ok ' "$c"; done | sed 's/ $//'; }
     </dev/null >/dev/null 2>"$t/setup.err"
 ok $? "the cluster is set up, its state recorded in the test's state directory"
 
+[ -f "$st/cabling.json" ]
+ok $? "the setup recorded its cabling in the state directory"
+
 # everything equal
 doctor
 is "$?" 0 "all equal: exit 0"
-is "$(status $new)" "$(all_ok)" "all equal: no finding in the new checks"
+is "$(status $new expected-cabling)" "$(all_ok) expected-cabling=ok" \
+    "all equal: no finding in the new checks, the cabling as the setup recorded it"
+
+# the mini1 -- mini2 cable (Thunderbolt 1 at both ends) negotiates 40 Gb/s:
+# the simulated hardware's link speed, on both Macs' buses
+cp "$SIM_DIR/hosts/mini1/mac.json" "$t/mini1.mac.json"
+cp "$SIM_DIR/hosts/mini2/mac.json" "$t/mini2.mac.json"
+for h in mini1 mini2; do
+	python3 - "$SIM_DIR/hosts/$h/mac.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+for bus in c["sp_thunderbolt"]:
+    tag = bus.get("receptacle_1_tag", {})
+    if tag.get("receptacle_id_key") == "1":
+        tag["current_speed_key"] = "40 Gb/s"
+json.dump(c, open(p, "w"))
+PY
+done
+doctor
+findings expected-cabling >"$t/f"
+is "$(cut -d'|' -f1-3 "$t/f")" \
+    "mini1|error|mini1 Thunderbolt 1 (en2) -- mini2 Thunderbolt 1 (en2) is downgraded to 40 Gb/s (expected 80 Gb/s)" \
+    "downgraded: found against the cabling the setup recorded, without --expect"
+cp "$t/mini1.mac.json" "$SIM_DIR/hosts/mini1/mac.json"
+cp "$t/mini2.mac.json" "$SIM_DIR/hosts/mini2/mac.json"
+doctor
+is "$(status expected-cabling)" "expected-cabling=ok" "back at 80 Gb/s: as recorded"
 
 # an address lost (the kernel's, as after a reboot without persistence)
 read -r ifc addr peer <<EOF
