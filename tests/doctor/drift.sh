@@ -14,7 +14,9 @@
 #    another MLX installed (package metadata in its user site-packages):
 #    each found on that host only, with the values;
 #  - the same cluster saved with `doctor --save` and replayed with
-#    --state-dir gives the same findings.
+#    --state-dir gives the same findings;
+#  - on a cluster with a Linux host, its environment is compared too, and
+#    sleep and the firewall are left to the Macs.
 # The expected values come from the test's own actions and from the files
 # the setup wrote, never from the doctor's output.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
@@ -173,4 +175,20 @@ cmp -s "$t/live" "$t/replayed"
 ok $? "replayed: the same findings"
 "$JACCL_CONFIG" doctor --json --from "$t/bundle" >"$t/out.json" 2>"$t/err"
 is "$(status drift)" "drift=unknown" "replayed without --state-dir: drift unknown, not a pass"
+
+# a Linux host among Macs: its environment and Python are compared too;
+# sleep and the firewall do not apply to it
+sim_down
+sim_up mixed || { echo "Bail out! cannot bring the mixed cluster up"; exit 1; }
+cfg=$(sim_ssh_config)
+hosts=$(sim_hosts)
+echo 'export JACCL_TRACE=2' >>"$SIM_DIR/hosts/lx1/home/.bashrc"
+sim_ssh mini1 "sudo pmset -a sleep 5"
+doctor
+is "$(status software login-env sleep firewall)" \
+    "software=ok login-env=warning sleep=warning firewall=ok" "mixed: the checks that fire"
+is "$(findings login-env | cut -d'|' -f3)" \
+    "JACCL_TRACE differs between hosts (commands started over SSH see it): mini1 (unset), mini2 (unset), lx1 \"2\"" \
+    "mixed: the Linux host's environment is read"
+is "$(findings sleep | cut -d'|' -f1)" "mini1" "mixed: sleep on the Mac only"
 done_testing
