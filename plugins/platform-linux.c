@@ -24,8 +24,17 @@
 #include "parse_net.h"
 #include "parse_state.h"
 #include "plan.h"
+#include "parse_sw.h"
 #include "platform.h"
 #include "util.h"
+
+/* The doctor's commands (parse_sw.h): as on macOS, less pmset and the firewall. */
+static const struct jc_probe_cmd linux_doctor_cmds[] = {
+	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
+	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_ROUTE_LINUX, "ip route show default" },
+	{ NULL, NULL },
+};
 
 static const struct jc_probe_cmd linux_cmds[] = {
 	{ "uname.txt", "uname -s" },
@@ -332,6 +341,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.uname = "Linux",
 	.caps = JC_PLAT_LINK_ADMIN,
 	.cmds = linux_cmds,
+	.doctor_cmds = linux_doctor_cmds,
 	.parse = linux_parse,
 	.setup = linux_setup,
 	.persist = linux_persist,

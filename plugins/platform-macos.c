@@ -19,6 +19,7 @@
 #include "parse_ibv.h"
 #include "parse_net.h"
 #include "parse_state.h"
+#include "parse_sw.h"
 #include "parse_tb.h"
 #include "plan.h"
 #include "platform.h"
@@ -58,6 +59,23 @@ static const struct jc_probe_cmd macos_cmds[] = {
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
 	{ "sudo-n-true.txt", "sudo -n true" },
+	{ NULL, NULL },
+};
+
+/*
+ * The doctor's commands (parse_sw.h). socketfilterfw lives outside PATH
+ * on a Mac, hence its folder added at the end. The environment is the one
+ * any command started over SSH sees (mlx.launch's among them): only the
+ * MLX_* and JACCL_* variables leave the host. The Python script prints
+ * its version and the installed mlx distribution's ("-": none).
+ */
+static const struct jc_probe_cmd macos_doctor_cmds[] = {
+	{ SW_PMSET, "pmset -g" },
+	{ SW_FIREWALL, "PATH=$PATH:/usr/libexec/ApplicationFirewall; "
+	  "socketfilterfw --getglobalstate" },
+	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
+	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_ROUTE_MACOS, "route -n get default 2>&1" },
 	{ NULL, NULL },
 };
 
@@ -701,8 +719,9 @@ const struct jc_platform_ops jc_platform_macos = {
 	.name = "macos",
 	.display = "macOS",
 	.uname = "Darwin",
-	.caps = JC_PLAT_RDMA_CTL | JC_PLAT_SAME_OS | JC_PLAT_BRIDGE,
+	.caps = JC_PLAT_RDMA_CTL | JC_PLAT_SAME_OS | JC_PLAT_BRIDGE | JC_PLAT_POWER_FW,
 	.cmds = macos_cmds,
+	.doctor_cmds = macos_doctor_cmds,
 	.parse = macos_parse,
 	.setup = macos_setup,
 	.persist = macos_persist,

@@ -55,6 +55,9 @@ enum {
 	/* a link stays down until set up: the setup sets it up, its admin
 	 * state is saved and restored, and "already set up" requires it up */
 	JC_PLAT_LINK_ADMIN = 1u << 3,
+	/* a sleep timer (pmset) and an application firewall (socketfilterfw)
+	 * can take a host out of a job (doctor: sleep, firewall) */
+	JC_PLAT_POWER_FW = 1u << 4,
 };
 
 /*
@@ -126,6 +129,13 @@ struct jc_platform_ops {
 	const char *uname;		/* what uname -s prints: "Darwin", "Linux" */
 	unsigned caps;			/* JC_PLAT_* */
 	const struct jc_probe_cmd *cmds;	/* terminated by { NULL, NULL } */
+	/*
+	 * Commands only the doctor adds to the same script (software versions,
+	 * login environment, sleep, firewall, default route; parse_sw.h reads
+	 * them), so that discovery for a setup stays as short as it is.
+	 * Terminated by { NULL, NULL }; NULL when there is none.
+	 */
+	const struct jc_probe_cmd *doctor_cmds;
 	/*
 	 * Fill h (whose name/target are already set) from raw. A missing output
 	 * leaves what depends on it unknown and adds a note; never fails for

@@ -17,6 +17,7 @@
 #include "hostfile_read.h"
 #include "doctor.h"
 #include "doctor_subnet.h"
+#include "doctor_drift.h"
 #include "platform.h"
 
 const char *
@@ -860,6 +861,19 @@ const struct doctor_check doctor_checks[] = {
 	  doctor_chk_subnet },
 	{ "expected-cabling", DOCTOR_ERROR, "the cabling matches the file of --expect",
 	  chk_expected },
+	/* drift and sameness: doctor_drift.c */
+	{ "drift", DOCTOR_ERROR, "addresses, cables and bridge are as the last setup left them",
+	  doctor_chk_drift },
+	{ "bridge-route", DOCTOR_ERROR,
+	  "bridge0 holds no address, no default route via bridge0 or a cable",
+	  doctor_chk_bridge_route },
+	{ "software", DOCTOR_ERROR, "every host runs the same MLX and Python",
+	  doctor_chk_software },
+	{ "login-env", DOCTOR_WARNING, "every host sets the same MLX_* and JACCL_* variables",
+	  doctor_chk_login_env },
+	{ "sleep", DOCTOR_WARNING, "no Mac goes to sleep when idle", doctor_chk_sleep },
+	{ "firewall", DOCTOR_ERROR, "no Mac's application firewall blocks incoming connections",
+	  doctor_chk_firewall },
 };
 const size_t doctor_nchecks = JC_ARRAY_LEN(doctor_checks);
 

@@ -16,6 +16,8 @@
 
 #include "expected_cabling.h"
 #include "graph.h"
+#include "parse_sw.h"
+#include "setup_record.h"
 #include "transport.h"
 
 /* Ordered: a check's status is the worst of its findings. */
@@ -66,6 +68,12 @@ struct doctor_input {
 	const char *coordinator;	/* "ADDR:PORT" tested, or NULL */
 	const struct doctor_coord *coord;	/* n results, or NULL (not run) */
 	const char *coord_skip;		/* why coord is NULL */
+	/* drift: the last setup recorded in the state directory */
+	const struct setup_record *record;	/* or NULL */
+	const char *record_skip;	/* why record is NULL */
+	const char *state_dir;		/* --state-dir as given, or NULL (the default) */
+	/* the doctor's own outputs (parse_sw.h), n of them, or NULL */
+	const struct jc_sw *sw;
 };
 
 struct doctor_report;

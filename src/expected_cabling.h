@@ -33,6 +33,13 @@
 /* The version written; the reader takes 1 to CABLING_VERSION. */
 #define CABLING_VERSION 2
 
+/*
+ * The cabling a setup records in the state directory (configure
+ * --auto-setup writes it there after a setup that succeeded), which doctor
+ * compares with when --expect is not given.
+ */
+#define CABLING_STATE_FILE "cabling.json"
+
 /* Files larger than this are refused. */
 #define CABLING_MAX_SIZE ((size_t)4 << 20)
 

@@ -58,12 +58,33 @@ from_uname(const struct jc_probe_cmd *c)
 	return strcmp(c->name, "uname.txt") == 0 || strcmp(c->sh, "uname -n") == 0;
 }
 
-static void
-script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
+/*
+ * Command k of platform p: its cmds, then (doctor) its doctor_cmds; NULL
+ * past the last.
+ */
+static const struct jc_probe_cmd *
+cmd_at(const struct jc_platform_ops *p, bool doctor, size_t k)
 {
-	size_t k = 0;
+	size_t n = 0;
 
-	for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++) {
+	while (p->cmds[n].name != NULL)
+		n++;
+	if (k < n)
+		return &p->cmds[k];
+	if (!doctor || p->doctor_cmds == NULL)
+		return NULL;
+	for (size_t i = 0; p->doctor_cmds[i].name != NULL; i++)
+		if (n + i == k)
+			return &p->doctor_cmds[i];
+	return NULL;
+}
+
+static void
+script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr)
+{
+	const struct jc_probe_cmd *c;
+
+	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++) {
 		if (from_uname(c))
 			continue;
 		buf_printf(b, "jc_%zu_%zu() {\n%s\n}\n", pi, k, c->sh);
@@ -138,44 +159,44 @@ script_helpers(struct jc_buf *b)
 
 /* " $jc_pK" for each command of p that runs in a process of its own */
 static void
-script_pids(struct jc_buf *b, const struct jc_platform_ops *p)
+script_pids(struct jc_buf *b, const struct jc_platform_ops *p, bool dr)
 {
-	size_t k = 0;
+	const struct jc_probe_cmd *c;
 
-	for (const struct jc_probe_cmd *c = p->cmds; c->name != NULL; c++, k++)
+	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
 		if (!from_uname(c))
 			buf_printf(b, " $jc_p%zu", k);
 }
 
 /* The case arm of platform p (number pi): its commands at once, or in turn. */
 static void
-script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
+script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr)
 {
 	const struct jc_probe_cmd *c;
 	size_t k;
 
 	buf_printf(b, "%s)\n", p->uname);
-	for (c = p->cmds; c->name != NULL; c++)
+	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
 		if (from_uname(c) && strcmp(c->name, "uname.txt") != 0)
 			buf_printf(b, "\tprintf '%%s B %s\\n%%s\\n\\n%%s E %s %%d\\n'"
 			    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
 	buf_puts(b, "\tif [ -n \"$jc_d\" ]; then\n");
-	for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
 		if (!from_uname(c))
 			buf_printf(b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
 			    pi, k, k);
 	buf_puts(b, "\t\tjc_watch jc_kids \"");
-	script_pids(b, p);
+	script_pids(b, p, dr);
 	buf_puts(b, "\"\n");
 	/* every D line before the first frame: wait for all, then print */
 	buf_puts(b, "\t\twait");
-	script_pids(b, p);
+	script_pids(b, p, dr);
 	buf_puts(b, "\n\t\tjc_unwatch\n\t\tcat");
-	for (c = p->cmds; c->name != NULL; c++)
+	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
 		if (!from_uname(c))
 			buf_printf(b, " \"$jc_d/%s\"", c->name);
 	buf_puts(b, "\n\telse\n");
-	for (c = p->cmds, k = 0; c->name != NULL; c++, k++)
+	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
 		if (!from_uname(c))
 			buf_printf(b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, pi, k);
 	buf_puts(b, "\tfi\n\t;;\n");
@@ -183,6 +204,12 @@ script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi)
 
 char *
 probe_script(double command_timeout)
+{
+	return probe_script_for(command_timeout, false);
+}
+
+char *
+probe_script_for(double command_timeout, bool doctor)
 {
 	struct jc_buf b = { 0 };
 	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
@@ -193,7 +220,7 @@ probe_script(double command_timeout)
 	buf_printf(&b, "jc_to=%ld\n", to);
 	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_platform(&b, probe_platforms[i], i);
+		script_platform(&b, probe_platforms[i], i, doctor);
 	/* one uname for the system's name and the host name */
 	buf_puts(&b,
 	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
@@ -201,7 +228,7 @@ probe_script(double command_timeout)
 	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
 	    "case $1 in\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_case(&b, probe_platforms[i], i);
+		script_case(&b, probe_platforms[i], i, doctor);
 	buf_puts(&b, "esac\nexit 0\n");
 	return buf_steal(&b);
 }
@@ -437,10 +464,13 @@ log_commands(struct shared *sh, size_t i, const struct collector *c, const struc
 		double t = arrival(c, ends[k], t0), d = done_time(c, token, raw->outs[k].name, t0);
 
 		/* name the command by its sh text when a backend knows it */
-		for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++)
-			for (const struct jc_probe_cmd *pc = probe_platforms[p]->cmds; pc->name; pc++)
+		for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++) {
+			const struct jc_probe_cmd *pc;
+
+			for (size_t q = 0; (pc = cmd_at(probe_platforms[p], true, q)) != NULL; q++)
 				if (strcmp(pc->name, raw->outs[k].name) == 0)
 					sh_text = pc->sh;
+		}
 		if (strcmp(raw->outs[k].name, "uname.txt") == 0)
 			sh_text = "uname -s";
 		/* in parallel: from the start of the script; else from the last one */
@@ -497,7 +527,7 @@ probe_one(struct shared *sh, size_t i)
 	for (size_t p = 0; p < JC_ARRAY_LEN(probe_platforms); p++) {
 		size_t k = 0;
 
-		for (const struct jc_probe_cmd *pc = probe_platforms[p]->cmds; pc->name; pc++)
+		while (cmd_at(probe_platforms[p], sh->o->doctor, k) != NULL)
 			k++;
 		if (k > nk)
 			nk = k;
@@ -657,7 +687,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	make_token(sh.token);
-	script = probe_script(o->command_timeout);
+	script = probe_script_for(o->command_timeout, o->doctor);
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

@@ -41,6 +41,8 @@ struct probe_opts {
 	double command_timeout;	/* per remote command, seconds (<= 0: 60) */
 	size_t cap;		/* bound on a host's output (0: TR_DEFAULT_CAP) */
 	const char *from;	/* replay this bundle instead of SSH */
+	/* add the backends' doctor_cmds to the script (the doctor only) */
+	bool doctor;
 	/* how hosts are reached; NULL: transport_default(&tr, from) */
 	struct jc_transport *transport;
 	/*
@@ -82,6 +84,9 @@ int probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *
  * children by SIGTERM: status 143). Returns a new string.
  */
 char *probe_script(double command_timeout);
+
+/* The same, with each backend's doctor_cmds after its cmds when doctor. */
+char *probe_script_for(double command_timeout, bool doctor);
 
 /*
  * Split a script's standard output (framed with token) into raw, one

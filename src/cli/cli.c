@@ -161,7 +161,7 @@ static const enum jc_optid restore_opts[] = {
 	HOST_OPTS, OPT_STATE_DIR, OPT__END
 };
 static const enum jc_optid doctor_opts[] = {
-	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT__END
+	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT_STATE_DIR, OPT_SAVE, OPT__END
 };
 static const enum jc_optid completion_opts[] = { OPT__END };
 

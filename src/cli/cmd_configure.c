@@ -162,6 +162,28 @@ report_setup(const struct apply_result *res, const struct apply_opts *ao, int rc
 	}
 }
 
+/*
+ * After a setup that succeeded, the cabling it was made for, in the state
+ * directory (CABLING_STATE_FILE) where doctor compares with it. A failure
+ * to write it is only a warning: the setup is done.
+ */
+static void
+record_cabling(struct run *r, const struct apply_opts *ao)
+{
+	struct jc_err err = { 0 };
+	char *dir = apply_state_dir(ao), *path;
+
+	if (access(dir, F_OK) != 0) {
+		free(dir);
+		return;		/* nothing was ever set up from here */
+	}
+	path = xasprintf("%s/%s", dir, CABLING_STATE_FILE);
+	if (cabling_save(path, r->g, &err) != 0)
+		jc_warn(NULL, "the cabling of this setup was not recorded: %s", err.msg);
+	free(path);
+	free(dir);
+}
+
 static int
 auto_setup(struct run *r)
 {
@@ -175,6 +197,8 @@ auto_setup(struct run *r)
 	rc = apply_run(r->plan, r->g, &ao, &res, &err);
 	tr_global_cleanup();
 	report_setup(&res, &ao, rc, &err);
+	if (rc == 0)
+		record_cabling(r, &ao);
 	if (rc != 0) {
 		rc = JC_EXIT_SETUP_RESTORED;
 		for (size_t i = 0; i < res.n; i++)

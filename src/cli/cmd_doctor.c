@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apply.h"
+#include "bundle.h"
 #include "expected_cabling.h"
 #include "cmd.h"
 #include "doctor.h"
@@ -120,6 +122,7 @@ probe_all(struct jc_opts *o, struct cli_hosts *h, struct jc_raw **raws, size_t *
 	po.tr = cli_tr_opts(o);
 	po.command_timeout = o->command_timeout;
 	po.from = o->from;
+	po.doctor = true;	/* the doctor's own commands, in the same round trip */
 	if (o->from == NULL && cli_tr_init() != 0)
 		return JC_EXIT_FAIL;
 	*raws = xcalloc(h->n, sizeof(**raws));
@@ -160,6 +163,147 @@ coordinator_check(struct jc_opts *o, const struct cli_hosts *h, struct doctor_in
 	in->coord = *coord;
 }
 
+/*
+ * The doctor's own outputs of every host (raws are matched by name: hosts
+ * left out by --ignore-unreachable are gone from h). n results.
+ */
+static struct jc_sw *
+gather_sw(const struct cli_hosts *h, const struct jc_raw *raws, size_t nraws)
+{
+	struct jc_sw *sw = xcalloc(h->n + 1, sizeof(*sw));
+	static const struct jc_raw none;
+
+	for (size_t i = 0; i < h->n; i++) {
+		const struct jc_raw *raw = &none;
+
+		for (size_t k = 0; k < nraws; k++)
+			if (raws[k].host != NULL && strcmp(raws[k].host, h->v[i].name) == 0)
+				raw = &raws[k];
+		sw_from_raw(raw, &sw[i]);
+	}
+	return sw;
+}
+
+/*
+ * The record of the last setup in the state directory (--state-dir, else
+ * the default; a replayed bundle is compared only with an explicit one),
+ * or in->record_skip saying why there is none.
+ */
+static struct setup_record *
+load_record(struct jc_opts *o, struct doctor_input *in, char **skip)
+{
+	struct apply_opts ao = { .state_dir = o->state_dir };
+	struct setup_record *rec = NULL;
+	struct jc_err err = { 0 };
+	char *dir;
+
+	in->state_dir = o->state_dir;
+	if (o->from != NULL && o->state_dir == NULL) {
+		in->record_skip = "replaying a bundle: --state-dir DIR compares it with a setup";
+		return NULL;
+	}
+	dir = apply_state_dir(&ao);
+	if (setup_record_load(dir, &rec, &err) != 0)
+		*skip = xasprintf("the record of the last setup cannot be read: %s", err.msg);
+	else if (rec == NULL)
+		*skip = xasprintf("no setup recorded in %s", dir);
+	in->record_skip = *skip;
+	free(dir);
+	return rec;
+}
+
+/*
+ * Without --expect, the cabling file of the state directory
+ * (STATE_DIR/cabling.json, written there by a setup) when there is
+ * one; never for a replayed bundle without --state-dir. Returns 0 (*out
+ * NULL when there is none), or JC_EXIT_FAIL after saying why it is unusable.
+ */
+static int
+state_cabling(struct jc_opts *o, struct cabling **out, char **name)
+{
+	struct apply_opts ao = { .state_dir = o->state_dir };
+	struct jc_err err = { 0 };
+	char *dir;
+
+	*out = NULL;
+	*name = NULL;
+	if (o->expect != NULL || (o->from != NULL && o->state_dir == NULL))
+		return 0;
+	dir = apply_state_dir(&ao);
+	*name = xasprintf("%s/" CABLING_STATE_FILE, dir);
+	free(dir);
+	if (access(*name, F_OK) != 0) {
+		free(*name);
+		*name = NULL;
+		return 0;
+	}
+	if (cabling_load(*name, out, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		return JC_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* --save: the outputs of the hosts that answered, the doctor's included, as a bundle. */
+static int
+save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
+{
+	struct jc_raw *got = xcalloc(n + 1, sizeof(*got));
+	struct jc_err err = { 0 };
+	size_t ng = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (raws[i].n > 0)
+			got[ng++] = raws[i];	/* shallow: raws keeps ownership */
+	if (bundle_save(dir, got, ng, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		rc = JC_EXIT_FAIL;
+	} else {
+		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
+	}
+	free(got);
+	return rc;
+}
+
+/* What drift and the sameness checks read, beyond the probe (owned here). */
+struct dr_extra {
+	struct cabling *sexpect;	/* the state directory's cabling file */
+	char *sexpect_name;
+	struct setup_record *rec;
+	char *rskip;
+	struct jc_sw *sw;		/* one per host */
+	size_t nsw;
+};
+
+/* Fill x and in's fields for the drift and sameness checks. */
+static void
+extra_fill(struct jc_opts *o, const struct cli_hosts *h, const struct jc_raw *raws,
+    size_t nraws, struct doctor_input *in, struct dr_extra *x)
+{
+	if (in->expect == NULL && x->sexpect != NULL) {
+		in->expect = x->sexpect;
+		in->expect_name = x->sexpect_name;
+	}
+	x->sw = gather_sw(h, raws, nraws);
+	x->nsw = h->n;
+	in->sw = x->sw;
+	x->rec = load_record(o, in, &x->rskip);
+	in->record = x->rec;
+}
+
+static void
+extra_free(struct dr_extra *x)
+{
+	for (size_t i = 0; x->sw && i < x->nsw; i++)
+		sw_clear(&x->sw[i]);
+	free(x->sw);
+	setup_record_free(x->rec);
+	free(x->rskip);
+	cabling_free(x->sexpect);
+	free(x->sexpect_name);
+}
+
 static void
 print_report(struct jc_opts *o, const struct doctor_report *rep, const struct cli_hosts *h,
     const char *coordinator, int rc)
@@ -190,6 +334,7 @@ cmd_doctor(struct jc_opts *o)
 	struct doctor_report *rep = NULL;
 	struct doctor_coord *coord = NULL;
 	struct graph *g = NULL;
+	struct dr_extra x = { 0 };
 	char *gerr = NULL, *coordinator = NULL;
 	size_t nraws = 0;
 	int rc;
@@ -202,7 +347,11 @@ cmd_doctor(struct jc_opts *o)
 		jc_error(NULL, "%s", err.msg);
 		return JC_EXIT_FAIL;
 	}
+	if ((rc = state_cabling(o, &x.sexpect, &x.sexpect_name)) != 0)
+		return rc;
 	if ((rc = cli_hosts_load(o, 0, &h)) != 0 || (rc = probe_all(o, &h, &raws, &nraws)) != 0)
+		goto out;
+	if (o->save != NULL && (rc = save_bundle(o->save, raws, nraws)) != 0)
 		goto out;
 	if (graph_build(h.v, h.n, &g, &err) != 0)
 		gerr = xstrdup(err.msg);
@@ -217,6 +366,7 @@ cmd_doctor(struct jc_opts *o)
 	in.backend = o->backend;
 	in.expect = expect;
 	in.expect_name = o->expect;
+	extra_fill(o, &h, raws, nraws, &in, &x);
 	rep = doctor_run(&in);
 	rc = doctor_passed(rep) ? JC_EXIT_OK : JC_EXIT_DOCTOR;
 	print_report(o, rep, &h, in.coordinator, rc);
@@ -225,6 +375,7 @@ out:
 	for (size_t i = 0; coord && i < h.n; i++)
 		free(coord[i].detail);
 	free(coord);
+	extra_free(&x);
 	free(coordinator);
 	free(gerr);
 	graph_free(g);

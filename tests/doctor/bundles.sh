@@ -34,9 +34,14 @@ assert sum(d["summary"].values()) == len(d["checks"])
 print(" ".join(sorted(c["name"] + "=" + c["status"] for c in d["checks"] if c["status"] != "ok")))
 PY
 
+# The bundles above were saved by `probe --save`, without the doctor's own
+# outputs: their checks are unknown (never a pass); the bundles made with
+# `doctor --save` (drift-*, software-*) set NEWU empty.
+NEWU="bridge-route=unknown drift=unknown firewall=unknown login-env=unknown sleep=unknown software=unknown"
+
 # run NAME WANT-EXIT WANT-STATUSES ARGS...: doctor --json ARGS; compare.
 run() {
-	_name=$1 _want=$2 _st=$3
+	_name=$1 _want=$2 _st="$3 $NEWU"
 	shift 3
 	"$JACCL_CONFIG" doctor --json "$@" >"$t/out.json" 2>"$t/err"
 	_rc=$?
@@ -142,12 +147,101 @@ is "$(wc -c <"$t/out")" 0 "bad cabling file: nothing on stdout"
 "$JACCL_CONFIG" doctor --from "$dir/bundles/configured" --expect "$t/nonexistent" >"$t/out" 2>"$t/err"
 is "$?" 1 "missing cabling file: exit 1"
 
+# drift and sameness: bundles of `doctor --save` (make-drift-bundles.sh),
+# compared with the state directory of the setup they were made from
+NEWU=
+sd="$dir/states/triangle3"
+u3="coordinator=unknown expected-cabling=unknown hostfile-ifaces=unknown"
+run "after the setup: all alike" 0 "$u3" --from "$dir/bundles/sw-same" --state-dir "$sd"
+run "after the setup, no state directory" 0 "$u3 drift=unknown" --from "$dir/bundles/sw-same"
+run "after the setup, an empty state directory" 0 "$u3 drift=unknown" \
+    --from "$dir/bundles/sw-same" --state-dir "$t/nothing"
+grep -q "no setup recorded in $t/nothing" "$t/out.json"
+ok $? "empty state directory: says so"
+run "drift: address lost, bridge back" 8 "$u3 bridge=error drift=error ipv4=error" \
+    --from "$dir/bundles/drift" --state-dir "$sd"
+grep -q '"planned address 192.168.0.1 on en2 (to 192.168.0.2) is missing (en2 has no IPv4 address)' "$t/out.json"
+ok $? "drift: the lost address, its interface and peer"
+grep -q "\"remedy\": \"jaccl-config --hosts mini1,mini2,mini3 --auto-setup --state-dir $sd\"" "$t/out.json"
+ok $? "drift: the fix is the setup command"
+grep -q '"remedy": "sudo ifconfig bridge0 deletem en4 deletem en2"' "$t/out.json"
+ok $? "drift: the bridge's members out in one command"
+is "$(grep -c 'is missing' "$t/out.json")" 1 "drift: only the address that was flushed"
+run "drift: cable moved" 8 "$u3 bridge=error drift=error ipv4=error" \
+    --from "$dir/bundles/drift-moved" --state-dir "$sd"
+grep -q 'cable mini1 en2 -- mini2 en2 of the last setup has moved: now mini1 en3 -- mini2 en4' "$t/out.json"
+ok $? "moved: the old and the new ports"
+run "sameness: sleep, environment, firewall, MLX" 8 \
+    "$u3 firewall=error login-env=warning sleep=warning software=error" \
+    --from "$dir/bundles/sw-differ" --state-dir "$sd"
+grep -q 'the system sleeps after 10 minutes idle (pmset sleep 10)' "$t/out.json"
+ok $? "sleep: 10 minutes"
+grep -q 'MLX_METAL_FAST_SYNCH differs between hosts (commands started over SSH see it): mini1 (unset), mini2 (unset), mini3 \\"1\\"' "$t/out.json"
+ok $? "environment: every host's value"
+grep -q 'MLX differs between hosts: mini1 not installed, mini2 not installed, mini3 0.29.1' "$t/out.json"
+ok $? "MLX: every host's version"
+grep -q 'blocks all incoming connections (State = 2)' "$t/out.json"
+ok $? "firewall: block-all"
+run "bridge0 with an address, default route through it" 8 "$u3 bridge-route=error" \
+    --from "$dir/bundles/bridge-dhcp" --state-dir "$sd"
+grep -q 'bridge0 (Thunderbolt Bridge) holds 169.254.10.1/16' "$t/out.json"
+ok $? "bridge-route: the address"
+grep -q 'the default route goes through bridge0' "$t/out.json"
+ok $? "bridge-route: the default route"
+# one output missing or garbled: unknown on that host, never a pass
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+rm "$t/b/mini2/pmset-g.txt"
+echo 'garbage' >"$t/b/mini3/socketfilterfw-getglobalstate.txt"
+run "outputs missing or garbled" 0 "$u3 firewall=unknown sleep=unknown" --from "$t/b" --state-dir "$sd"
+# edits of single outputs: the firewall on (State = 1), another Python, a
+# Python without package metadata, a setup that did not finish
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+echo 'Firewall is enabled. (State = 1)' >"$t/b/mini2/socketfilterfw-getglobalstate.txt"
+printf 'python 3.12.4\nmlx -\n' >"$t/b/mini3/python-mlx.txt"
+run "firewall on, another Python" 0 "$u3 firewall=warning software=warning" --from "$t/b" --state-dir "$sd"
+grep -q 'Python differs between hosts: mini1 3.11.2, mini2 3.11.2, mini3 3.12.4' "$t/out.json"
+ok $? "Python: every host's version"
+printf 'python 3.7.1\nmlx ?\n' >"$t/b/mini3/python-mlx.txt"
+run "MLX version unreadable" 0 "$u3 firewall=warning software=unknown" --from "$t/b" --state-dir "$sd"
+mkdir -p "$t/ip" && cp -r "$sd"/* "$t/ip"/
+sed -i 's/"status": "applied"/"status": "in-progress"/' "$t/ip/last-setup.json"
+run "setup did not finish" 0 "$u3 drift=warning" --from "$dir/bundles/sw-same" --state-dir "$t/ip"
+sed -i 's/"status": "in-progress"/"status": "restored"/' "$t/ip/last-setup.json"
+run "setup restored: nothing to compare" 8 "$u3 bridge=error ipv4=error" \
+    --from "$dir/bundles/drift" --state-dir "$t/ip"
+# a state directory that is not one: unknown with the reason, nothing lost
+mkdir -p "$t/badstate" && echo '{"status": "applied", "hosts": [{"host": "mini1", "file": "../../etc/passwd"}]}' >"$t/badstate/last-setup.json"
+run "bad state directory" 0 "$u3 drift=unknown" --from "$dir/bundles/sw-same" --state-dir "$t/badstate"
+grep -q 'bad host or file' "$t/out.json"
+ok $? "bad state directory: says why"
+# the cabling file of the state directory is the default --expect: cables
+# slower than configure --save-cabling recorded are found without --expect
+mkdir -p "$t/sc" && cp -r "$sd"/* "$t/sc"/
+"$JACCL_CONFIG" --from "$dir/bundles/sw-same" --save-cabling "$t/sc/cabling.json" --dot >/dev/null 2>&1
+ok $? "the cabling saved into a copy of the state directory"
+run "state directory's cabling, as saved" 0 "coordinator=unknown hostfile-ifaces=unknown" \
+    --from "$dir/bundles/sw-same" --state-dir "$t/sc"
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+sed -i 's|"80 Gb/s"|"40 Gb/s"|' "$t/b/mini1/system_profiler-SPThunderboltDataType.json" \
+    "$t/b/mini2/system_profiler-SPThunderboltDataType.json"
+run "state directory's cabling, links at 40 Gb/s" 8 \
+    "coordinator=unknown hostfile-ifaces=unknown expected-cabling=error link-class=error" \
+    --from "$t/b" --state-dir "$t/sc"
+grep -q 'mini1 Thunderbolt 1 (en2) -- mini2 Thunderbolt 1 (en2) is downgraded to 40 Gb/s (expected 80 Gb/s)' "$t/out.json"
+ok $? "downgraded: named against the state directory's cabling"
+echo '{"version": 2}' >"$t/sc/cabling.json"
+"$JACCL_CONFIG" doctor --from "$dir/bundles/sw-same" --state-dir "$t/sc" >"$t/out" 2>"$t/err"
+is "$?" 1 "a bad cabling file in the state directory: exit 1"
+grep -q 'cabling.json' "$t/err"
+ok $? "a bad cabling file in the state directory: named ($(head -1 "$t/err"))"
+NEWU="bridge-route=unknown drift=unknown firewall=unknown login-env=unknown sleep=unknown software=unknown"
+
 # human output: grouped by host, one line per finding, a summary
 "$JACCL_CONFIG" doctor --from "$dir/bundles/rdma-disabled" >"$t/out" 2>"$t/err"
 is "$?" 8 "human: exit 8"
 sed -n '/^mini2:$/,/^$/p' "$t/out" | grep -q '^  error   rdma-enabled: RDMA is disabled (rdma_ctl status: disabled)$'
 ok $? "human: the finding under its host"
-grep -q '^14 checks: 9 ok, 0 warnings, 2 errors, 3 unknown$' "$t/out"
+grep -q '^20 checks: 9 ok, 0 warnings, 2 errors, 9 unknown$' "$t/out"
 ok $? "human: summary line"
 "$JACCL_CONFIG" doctor --from "$dir/bundles/configured" >"$t/out" 2>"$t/err"
 is "$?" 0 "human: all pass exits 0"

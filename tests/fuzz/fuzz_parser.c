@@ -20,6 +20,8 @@
  *                      (Linux), then the prefixes the subnet choice takes from them
  *   FUZZ_NETSVC        networksetup -listnetworkserviceorder and nmcli -t connection
  *                      show (--persist's state)
+ *   FUZZ_DOCTOR_SW     the doctor's outputs (pmset -g, socketfilterfw, env,
+ *                      python, default route) and the last setup's record
  */
 #include "config.h"
 
@@ -34,11 +36,13 @@
 #include "parse_state.h"
 #include "parse_tb.h"
 #include "subnet.h"
+#include "parse_sw.h"
+#include "setup_record.h"
 
 #if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
-    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) != 1
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) + defined(FUZZ_DOCTOR_SW) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -258,6 +262,66 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 			abort();
 	}
 	netsvc_free(v, n);
+}
+#elif defined(FUZZ_DOCTOR_SW)
+static void
+record_clear(struct setup_record *rec)
+{
+	for (size_t i = 0; i < rec->n; i++) {
+		free(rec->hosts[i].name);
+		free(rec->hosts[i].os);
+		strv_free(&rec->hosts[i].ifaces);
+		strv_free(&rec->hosts[i].ips);
+		strv_free(&rec->hosts[i].peers);
+	}
+	free(rec->hosts);
+	free(rec->status);
+	free(rec->started);
+}
+
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_raw raw = { 0 };
+	struct jc_sw sw;
+	struct setup_record rec = { 0 };
+	struct setup_rec_host h = { 0 };
+	struct jc_strv files = { 0 };
+	long sl = parse_pmset_sleep(s, size);
+	int fw = parse_fw_state(s, size);
+
+	(void)notes;
+	if (sl < -1 || fw < -1 || fw > 2)
+		abort();
+	/* every doctor output at once, with two exit statuses */
+	raw_add(&raw, SW_PMSET, s, size, 0);
+	raw_add(&raw, SW_FIREWALL, s, size, 0);
+	raw_add(&raw, SW_ENV, s, size, 0);
+	raw_add(&raw, SW_PYTHON, s, size, 1);
+	raw_add(&raw, size % 2 ? SW_ROUTE_MACOS : SW_ROUTE_LINUX, s, size, (int)(size % 3));
+	sw_from_raw(&raw, &sw);
+	for (size_t i = 0; i < sw.env.n; i++)
+		if (strncmp(sw.env.v[i], "MLX_", 4) != 0 && strncmp(sw.env.v[i], "JACCL_", 6) != 0)
+			abort();
+	if (sw.default_if != NULL && !jc_iface_name_ok(sw.default_if))
+		abort();
+	sw_clear(&sw);
+	raw_clear(&raw);
+	if (setup_record_parse_last(s, size, "f", &rec, &files, err) == 0)
+		for (size_t i = 0; i < files.n; i++)
+			if (strstr(files.v[i], "..") != NULL || files.v[i][0] == '/')
+				abort();
+	record_clear(&rec);
+	strv_free(&files);
+	(void)setup_record_parse_host(s, size, "f", &h, err);
+	for (size_t i = 0; i < h.ifaces.n; i++)
+		if (!jc_iface_name_ok(h.ifaces.v[i]) || !jc_ipv4_ok(h.ips.v[i]))
+			abort();
+	free(h.name);
+	free(h.os);
+	strv_free(&h.ifaces);
+	strv_free(&h.ips);
+	strv_free(&h.peers);
 }
 #endif
 

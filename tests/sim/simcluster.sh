@@ -77,7 +77,8 @@ FAST=${KC_FAST:-1}
 SSHD=${SSHD:-/usr/sbin/sshd}
 BR="${PREFIX}-br"
 LIMBO="${PREFIX}--unplugged"
-FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname"          # macOS: /usr/bin
+FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname pmset"    # macOS: /usr/bin
+FAKE_LIBEXEC="socketfilterfw"   # /usr/libexec/ApplicationFirewall: on PATH only
 FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil netstat"  # /usr/sbin, /sbin
 
 die() { echo "simcluster: $*" >&2; exit 1; }
@@ -213,7 +214,7 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]
     # /bin/sh hands over argv and the environment exactly as before
     local hd=$1 py=$2 client=${3:-} c
     mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
-    for c in $FAKE_BIN $FAKE_SBIN; do
+    for c in $FAKE_BIN $FAKE_SBIN $FAKE_LIBEXEC; do
         if [[ -n $client ]]; then
             printf '#!/bin/sh\nexec "%s" "%s" "%s" "%s" %s "$@"\n' \
                 "$client" "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"

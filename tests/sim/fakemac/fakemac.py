@@ -62,6 +62,12 @@ class Host:
                             "members": list(self.cfg["bridge"]["members"])},
                 "services_disabled": []}
 
+    def setting(self, key):
+        """A setting the fakes keep per host (pmset sleep, firewall state):
+        its value in state.json once a command changed it, else the
+        topology's."""
+        return self.state().get(key, self.cfg.get(key))
+
     def state(self):
         try:
             with open(os.path.join(self.dir, "state.json")) as f:
@@ -1199,6 +1205,8 @@ def cmd_route(host, args):
         if not dest:
             err("usage: route get destination\n")
             return 64, False
+        if dest == "default":
+            return route_get_default(), False
         r = subprocess.run([IP, "-j", "route", "get", dest], capture_output=True, text=True)
         try:
             info = json.loads(r.stdout)[0]
@@ -1269,6 +1277,83 @@ def cmd_route(host, args):
     run_ip(*cmd)   # best effort: the fake accepts the call even if Linux refuses it
     out(f"{op} {kind} {dest}: gateway {label}\n")
     return 0, True
+
+
+def route_get_default():
+    """route -n get default: the namespace's default route in macOS's layout,
+    or "not in table" (exit 1) when there is none, as macOS says."""
+    r = subprocess.run([IP, "-j", "route", "show", "default"], capture_output=True, text=True)
+    try:
+        info = json.loads(r.stdout)[0]
+    except (ValueError, IndexError):
+        err("route: writing to routing socket: not in table\n")
+        return 1
+    out("   route to: default\ndestination: default\n       mask: default\n")
+    if info.get("gateway"):
+        out(f"    gateway: {info['gateway']}\n")
+    out(f"  interface: {info.get('dev', '')}\n"
+        "      flags: <UP,GATEWAY,DONE,STATIC,PRCLONING>\n"
+        " recvpipe  sendpipe  ssthresh  rtt,msec    rttvar  hopcount      mtu     expire\n"
+        "       0         0         0         0         0         0      1500         0 \n")
+    return 0
+
+
+# --------------------------------------------------------------------------
+# pmset, socketfilterfw (the doctor's sleep and firewall checks)
+
+# `pmset -g` of a desktop Mac: (key, value) in the order macOS lists them;
+# "sleep" comes from the host's setting
+PMSET_KEYS = [("standby", "0"), ("Sleep On Power Button", "1"),
+              ("hibernatefile", "/var/vm/sleepimage"), ("powernap", "1"),
+              ("networkoversleep", "0"), ("disksleep", "10"), ("sleep", None),
+              ("hibernatemode", "0"), ("ttyskeepawake", "1"), ("displaysleep", "10"),
+              ("tcpkeepalive", "1"), ("womp", "1")]
+
+
+def cmd_pmset(host, args):
+    if args in ([], ["-g"], ["-g", "live"]):
+        lines = ["System-wide power settings:", "Currently in use:"]
+        for k, v in PMSET_KEYS:
+            v = str(host.setting("pmset_sleep")) if v is None else v
+            lines.append(f" {k:<20} {v}")
+        out("\n".join(lines) + "\n")
+        return 0, False
+    # pmset [-a|-b|-c] sleep N: root only
+    if len(args) == 3 and args[0] in ("-a", "-b", "-c") and args[1] == "sleep" and \
+            args[2].isdigit():
+        if not host.sudo:
+            return 1, True
+        host.update_state(lambda st: st.__setitem__("pmset_sleep", int(args[2])))
+        return 0, True
+    err("Usage: pmset -g | pmset -a sleep MINUTES (the simulator knows no more)\n")
+    return 1, False
+
+
+FW_STATE_TEXT = {0: "Firewall is disabled. (State = 0)",
+                 1: "Firewall is enabled. (State = 1)",
+                 2: "Firewall is blocking all non-essential incoming connections. (State = 2)"}
+
+
+def cmd_socketfilterfw(host, args):
+    if args == ["--getglobalstate"]:
+        out(FW_STATE_TEXT[host.setting("firewall_state")] + "\n")
+        return 0, False
+    sets = {("--setglobalstate", "on"): 1, ("--setglobalstate", "off"): 0,
+            ("--setblockall", "on"): 2, ("--setblockall", "off"): 1}
+    if len(args) == 2 and tuple(args) in sets:
+        if not host.sudo:
+            return 1, True
+        new = sets[tuple(args)]
+        host.update_state(lambda st: st.__setitem__("firewall_state", new))
+        if args[0] == "--setblockall":
+            if new == 2:
+                out("Firewall is set to block all non-essential incoming connections\n")
+        else:
+            out(FW_STATE_TEXT[new] + "\n")
+        return 0, True
+    err("usage: socketfilterfw --getglobalstate | --setglobalstate on|off | "
+        "--setblockall on|off (the simulator knows no more)\n")
+    return 1, False
 
 
 # --------------------------------------------------------------------------
@@ -1494,6 +1579,10 @@ def main(argv):
         return rc
     if cmd == "route":
         rc, mutating = cmd_route(host, args)
+        host.log(full, rc, mutating)
+        return rc
+    if cmd in ("pmset", "socketfilterfw"):
+        rc, mutating = (cmd_pmset if cmd == "pmset" else cmd_socketfilterfw)(host, args)
         host.log(full, rc, mutating)
         return rc
     if cmd == "sudo":

@@ -63,7 +63,7 @@ MODELS = {
 HOST_KEYS = {
     "name", "model", "family", "chip", "macos", "build", "rdma_enabled", "tb_ports",
     "tb_map", "tb_gen", "en0_port", "wifi", "sudo", "cpus", "memory_gb", "computer_name",
-    "personality", "system_profiler", "ifconfig_extras",
+    "personality", "system_profiler", "ifconfig_extras", "pmset_sleep", "firewall_state",
 }
 LINUX_KEYS = {"name", "personality", "ports", "ifnames", "sudo"}
 SP_MODES = ("normal", "garbage", "truncated", "empty", "error")
@@ -219,6 +219,13 @@ def normalise(topo):
         hst.setdefault("sudo", "nopasswd")
         hst.setdefault("computer_name", name)
         hst.setdefault("ifconfig_extras", True)
+        hst.setdefault("pmset_sleep", 0)
+        hst.setdefault("firewall_state", 0)
+        if not isinstance(hst["pmset_sleep"], int) or isinstance(hst["pmset_sleep"], bool) \
+                or not 0 <= hst["pmset_sleep"] <= 1440:
+            raise TopologyError(f"{name}: pmset_sleep must be minutes, 0..1440")
+        if hst["firewall_state"] not in (0, 1, 2) or isinstance(hst["firewall_state"], bool):
+            raise TopologyError(f"{name}: firewall_state must be 0, 1 or 2")
         if not isinstance(hst["ifconfig_extras"], bool):
             raise TopologyError(f"{name}: ifconfig_extras must be true or false")
         if hst["tb_gen"] not in (3, 4, 5):
@@ -520,6 +527,8 @@ def build(topo, prefix, mgmt_net):
             "serial": h(name, "serial")[:10].upper().replace("0", "K").replace("1", "L"),
             "rdma_enabled": hst["rdma_enabled"],
             "sudo": hst["sudo"],
+            "pmset_sleep": hst["pmset_sleep"],
+            "firewall_state": hst["firewall_state"],
             "mgmt": {"if": "en0", "ip": f"{mgmt_net}.{10 + i}", "prefix": 24, "mac": mgmt_mac,
                      "port_name": hst["en0_port"]},
             "wifi": wifi,

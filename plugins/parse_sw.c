@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The doctor's own outputs (see parse_sw.h). Formats:
+ *   pmset -g: "System-wide power settings:" / "Currently in use:" then one
+ *     " key   value" line per setting; " sleep  N" may carry a trailing
+ *     "(sleep prevented by ...)".
+ *   socketfilterfw --getglobalstate: "Firewall is disabled. (State = 0)",
+ *     "Firewall is enabled. (State = 1)", "Firewall is blocking all
+ *     non-essential incoming connections. (State = 2)" (older releases say
+ *     "enabled" with State = 2): the number decides.
+ *   route -n get default: "  interface: en0" among "key: value" lines, or
+ *     "route: writing to routing socket: not in table" and exit 1.
+ *   ip route show default: "default via G dev IF ..." lines.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_sw.h"
+
+#define ENV_VALUE_MAX 200
+
+/* The next line of s[0..len) from *pos (without its '\n'), or NULL at the end. */
+static char *
+next_line(const char *s, size_t len, size_t *pos)
+{
+	size_t b = *pos, e;
+
+	if (b >= len)
+		return NULL;
+	for (e = b; e < len && s[e] != '\n'; e++)
+		;
+	*pos = e + 1;
+	return xstrndup(s + b, e - b);
+}
+
+static const char *
+skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+long
+parse_pmset_sleep(const char *s, size_t len)
+{
+	size_t pos = 0;
+	long v = -1;
+	char *line;
+
+	while (v < 0 && (line = next_line(s, len, &pos)) != NULL) {
+		const char *p = skip_ws(line), *q;
+		char num[16];
+		size_t n;
+
+		/* " sleep  N": the word "sleep" alone, then a number */
+		if (strncmp(p, "sleep", 5) == 0 && (p[5] == ' ' || p[5] == '\t')) {
+			q = skip_ws(p + 5);
+			for (n = 0; isdigit((unsigned char)q[n]) && n < sizeof(num) - 1; n++)
+				num[n] = q[n];
+			num[n] = '\0';
+			if (n > 0 && n < 10 && (q[n] == '\0' || q[n] == ' ' || q[n] == '\t' ||
+			    q[n] == '\r'))
+				v = strtol(num, NULL, 10);
+		}
+		free(line);
+	}
+	return v;
+}
+
+int
+parse_fw_state(const char *s, size_t len)
+{
+	static const char key[] = "(State = ";
+	size_t kl = sizeof(key) - 1;
+
+	for (size_t i = 0; i + kl + 2 <= len; i++)
+		if (memcmp(s + i, key, kl) == 0 && s[i + kl] >= '0' && s[i + kl] <= '2' &&
+		    s[i + kl + 1] == ')')
+			return s[i + kl] - '0';
+	return -1;
+}
+
+static bool
+env_name_ok(const char *name, size_t n)
+{
+	if (!((n > 4 && strncmp(name, "MLX_", 4) == 0) ||
+	    (n > 6 && strncmp(name, "JACCL_", 6) == 0)) || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
+			return false;
+	return true;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+parse_env_mlx(const char *s, size_t len, struct jc_strv *out)
+{
+	size_t pos = 0, first = out->n;
+	char *line;
+
+	while ((line = next_line(s, len, &pos)) != NULL) {
+		char *eq = strchr(line, '=');
+		size_t vl;
+
+		if (eq != NULL && env_name_ok(line, (size_t)(eq - line))) {
+			vl = strlen(eq + 1);
+			if (vl > 0 && eq[vl] == '\r')
+				eq[vl--] = '\0';
+			if (vl > ENV_VALUE_MAX)
+				eq[1 + ENV_VALUE_MAX] = '\0';
+			for (char *p = eq + 1; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					*p = '?';
+			strv_push(out, line);
+		}
+		free(line);
+	}
+	if (out->n > first)
+		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+}
+
+/* A version word: digits, letters, '.', '+', '-', at most 32 bytes. */
+static char *
+version_word(const char *p)
+{
+	size_t n = 0;
+
+	p = skip_ws(p);
+	while (n < 33 && (isalnum((unsigned char)p[n]) || p[n] == '.' || p[n] == '+' ||
+	    p[n] == '-'))
+		n++;
+	if (n == 0 || n > 32 || !isdigit((unsigned char)p[0]) || (p[n] != '\0' &&
+	    p[n] != ' ' && p[n] != '\r'))
+		return NULL;
+	return xstrndup(p, n);
+}
+
+int
+parse_python_mlx(const char *s, size_t len, char **python, char **mlx_version)
+{
+	size_t pos = 0;
+	int mlx = JC_UNKNOWN;
+	char *line;
+
+	*python = *mlx_version = NULL;
+	while ((line = next_line(s, len, &pos)) != NULL) {
+		if (strncmp(line, "python ", 7) == 0 && *python == NULL) {
+			*python = version_word(line + 7);
+		} else if (strncmp(line, "mlx ", 4) == 0 && mlx == JC_UNKNOWN) {
+			const char *p = skip_ws(line + 4);
+
+			if (strcmp(p, "-") == 0 || strcmp(p, "-\r") == 0)
+				mlx = JC_NO;
+			else if ((*mlx_version = version_word(p)) != NULL)
+				mlx = JC_YES;
+		}
+		free(line);
+	}
+	return mlx;
+}
+
+int
+parse_route_default_macos(const char *s, int status, char **iface)
+{
+	size_t len = strlen(s), pos = 0;
+	bool dest_default = false;
+	char *line;
+
+	*iface = NULL;
+	if (status != 0)
+		return strstr(s, "not in table") != NULL ? JC_YES : JC_UNKNOWN;
+	while ((line = next_line(s, len, &pos)) != NULL) {
+		const char *p = skip_ws(line);
+
+		if (strncmp(p, "destination: default", 20) == 0)
+			dest_default = true;
+		if (strncmp(p, "interface:", 10) == 0 && *iface == NULL) {
+			char *w = xstrdup(skip_ws(p + 10));
+
+			w[strcspn(w, " \t\r")] = '\0';
+			if (jc_iface_name_ok(w))
+				*iface = w;
+			else
+				free(w);
+		}
+		free(line);
+	}
+	if (!dest_default || *iface == NULL) {
+		free(*iface);
+		*iface = NULL;
+		return JC_UNKNOWN;
+	}
+	return JC_YES;
+}
+
+int
+parse_route_default_linux(const char *s, int status, char **iface)
+{
+	size_t len = strlen(s), pos = 0;
+	char *line;
+
+	*iface = NULL;
+	if (status != 0)
+		return JC_UNKNOWN;
+	while (*iface == NULL && (line = next_line(s, len, &pos)) != NULL) {
+		char *dev = strstr(line, " dev ");
+
+		if (strncmp(line, "default ", 8) == 0 && dev != NULL) {
+			char *w = xstrdup(dev + 5);
+
+			w[strcspn(w, " \t\r")] = '\0';
+			if (jc_iface_name_ok(w))
+				*iface = w;
+			else
+				free(w);
+		}
+		free(line);
+	}
+	return JC_YES;	/* no default line: no default route */
+}
+
+/* The output when it ran (exit status not 126/127), else NULL with a reason noted. */
+static const struct jc_raw_out *
+usable(const struct jc_raw *raw, const char *name, struct jc_sw *sw)
+{
+	const struct jc_raw_out *o = raw_get(raw, name);
+
+	if (o == NULL)
+		return NULL;
+	if (o->status == 126 || o->status == 127) {
+		strv_push_owned(&sw->why, xasprintf("%s: the command is missing (exit %d)", name,
+		    o->status));
+		return NULL;
+	}
+	return o;
+}
+
+void
+sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
+{
+	const struct jc_raw_out *o;
+
+	memset(sw, 0, sizeof(*sw));
+	sw->sleep = -1;
+	sw->fw_state = -1;
+	sw->mlx = JC_UNKNOWN;
+	sw->route_known = JC_UNKNOWN;
+	sw->gathered = raw_get(raw, SW_ENV) != NULL || raw_get(raw, SW_PYTHON) != NULL;
+	if ((o = usable(raw, SW_PMSET, sw)) != NULL &&
+	    (sw->sleep = parse_pmset_sleep(o->data, o->len)) < 0)
+		strv_push_owned(&sw->why, xasprintf("%s: no sleep setting (exit %d)", SW_PMSET,
+		    o->status));
+	if ((o = usable(raw, SW_FIREWALL, sw)) != NULL &&
+	    (sw->fw_state = parse_fw_state(o->data, o->len)) < 0)
+		strv_push_owned(&sw->why, xasprintf("%s: no \"(State = N)\" (exit %d)",
+		    SW_FIREWALL, o->status));
+	if ((o = usable(raw, SW_ENV, sw)) != NULL && o->status == 0) {
+		sw->env_known = true;
+		parse_env_mlx(o->data, o->len, &sw->env);
+	}
+	if ((o = usable(raw, SW_PYTHON, sw)) != NULL) {
+		sw->mlx = parse_python_mlx(o->data, o->len, &sw->python, &sw->mlx_version);
+		if (sw->python == NULL)
+			strv_push_owned(&sw->why, xasprintf("%s: python3 did not run (exit %d)",
+			    SW_PYTHON, o->status));
+	}
+	if ((o = usable(raw, SW_ROUTE_MACOS, sw)) != NULL)
+		sw->route_known = parse_route_default_macos(o->data, o->status, &sw->default_if);
+	else if ((o = usable(raw, SW_ROUTE_LINUX, sw)) != NULL)
+		sw->route_known = parse_route_default_linux(o->data, o->status, &sw->default_if);
+}
+
+void
+sw_clear(struct jc_sw *sw)
+{
+	free(sw->python);
+	free(sw->mlx_version);
+	strv_free(&sw->env);
+	free(sw->default_if);
+	strv_free(&sw->why);
+	memset(sw, 0, sizeof(*sw));
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsers of the outputs only the doctor asks for (the platform backends'
+ * doctor_cmds, run in the same one round trip as the probe): the sleep
+ * timer of `pmset -g`, the application firewall's `socketfilterfw
+ * --getglobalstate`, the MLX_* / JACCL_* variables a command started over
+ * SSH sees, the Python and MLX versions, and the interface of the default
+ * route (macOS `route -n get default`, Linux `ip route show default`).
+ * Pure: text in, values out. struct jc_sw gathers them for one host;
+ * everything not captured or not understood stays unknown.
+ */
+#ifndef JC_PARSE_SW_H
+#define JC_PARSE_SW_H
+
+#include "jc.h"
+#include "platform.h"
+#include "util.h"
+
+/* Bundle file names of the doctor's outputs. */
+#define SW_PMSET "pmset-g.txt"
+#define SW_FIREWALL "socketfilterfw-getglobalstate.txt"
+#define SW_ENV "env-mlx.txt"
+#define SW_PYTHON "python-mlx.txt"
+#define SW_ROUTE_MACOS "route-n-get-default.txt"
+#define SW_ROUTE_LINUX "ip-route-show-default.txt"
+
+/*
+ * The Python part of the doctor's commands: its version, and the version
+ * of the installed "mlx" distribution as its metadata says (what pip
+ * reports), "-" when there is none, "?" when importlib.metadata is missing.
+ */
+#define SW_PYTHON_SCRIPT \
+	"python3 -c 'import sys\n" \
+	"print(\"python\", sys.version.split()[0])\n" \
+	"try:\n" \
+	"    import importlib.metadata as m\n" \
+	"except ImportError:\n" \
+	"    print(\"mlx ?\"); sys.exit(0)\n" \
+	"try:\n" \
+	"    print(\"mlx\", m.version(\"mlx\"))\n" \
+	"except m.PackageNotFoundError:\n" \
+	"    print(\"mlx -\")\n'"
+
+/* What the doctor's outputs say about one host; unknowns as noted. */
+struct jc_sw {
+	bool gathered;		/* any of the doctor's outputs is there */
+	long sleep;		/* pmset's system sleep timer, minutes; -1 unknown */
+	int fw_state;		/* socketfilterfw global state 0, 1, 2; -1 unknown */
+	char *python;		/* "3.12.4", or NULL when unknown */
+	int mlx;		/* enum jc_tri: installed (mlx_version), not, unknown */
+	char *mlx_version;
+	bool env_known;		/* env holds every MLX_* / JACCL_* variable set */
+	struct jc_strv env;	/* "NAME=VALUE", sorted by name */
+	int route_known;	/* enum jc_tri: JC_YES when default_if is meaningful */
+	char *default_if;	/* the default route's interface; NULL: no default route */
+	struct jc_strv why;	/* one "FILE: reason" per output not understood */
+};
+
+/*
+ * Fill sw (zeroed) from one host's raw outputs: the files above that are
+ * there. Never fails.
+ */
+void sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw);
+
+void sw_clear(struct jc_sw *sw);
+
+/* `pmset -g`: the "sleep" line's minutes (0: never), or -1 when there is none. */
+long parse_pmset_sleep(const char *s, size_t len);
+
+/* `socketfilterfw --getglobalstate`: the N of "(State = N)", 0 to 2, or -1. */
+int parse_fw_state(const char *s, size_t len);
+
+/*
+ * Lines "NAME=VALUE" of `env` whose NAME starts with MLX_ or JACCL_ (and
+ * is made of letters, digits and '_'), appended to out sorted by name;
+ * values are kept printable (hostfile_printable) and at most 200 bytes.
+ */
+void parse_env_mlx(const char *s, size_t len, struct jc_strv *out);
+
+/*
+ * The doctor's Python line script: "python X.Y.Z" and "mlx VERSION" (or
+ * "mlx -" when the package is not installed). *python and *mlx_version
+ * get new strings or NULL; returns the enum jc_tri of "mlx is installed".
+ */
+int parse_python_mlx(const char *s, size_t len, char **python, char **mlx_version);
+
+/*
+ * macOS `route -n get default` with its exit status: *iface gets the
+ * "interface:" of the route (new string) or NULL when the table has no
+ * default route ("not in table"). Returns JC_YES when understood, else
+ * JC_UNKNOWN.
+ */
+int parse_route_default_macos(const char *s, int status, char **iface);
+
+/* Linux `ip route show default`: the same from its first "default ... dev IF" line. */
+int parse_route_default_linux(const char *s, int status, char **iface);
+
+#endif

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parsers of the doctor's own outputs (parse_sw.h) and of the record
+ * of the last setup (setup_record.h). Sources of the sample outputs:
+ *   pmset -g          a MacBook on macOS 12, real-world-systems.com/docs/pmset.1.html
+ *                     (with "sleep 1 (sleep prevented by sharingd)")
+ *   socketfilterfw    "(State = 0)" and "(State = 1)": rgcr/m-cli issue 160;
+ *                     "(State = 1)" also kolide.com/features/checks/mac-firewall;
+ *                     "blocking all ... (State = 2)": dan-snelson/Mac-Health-Check
+ *                     PR 8; older "enabled. (State = 2)": rgcr/m-cli issue 160
+ *   route -n get      real-world-systems.com/docs/route.1.html (destination default)
+ *   ip route show     iproute2 6.1 on this project's build machine
+ * Expected values are read off those texts by hand.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "parse_sw.h"
+#include "probe.h"
+#include "setup_record.h"
+
+static const char PMSET_LAPTOP[] =
+    "System-wide power settings:\n"
+    "Currently in use:\n"
+    " lidwake              1\n"
+    " standby              1\n"
+    " ttyskeepawake        1\n"
+    " hibernatemode        3\n"
+    " powernap             1\n"
+    " hibernatefile        /var/vm/sleepimage\n"
+    " displaysleep         28\n"
+    " sleep                1 (sleep prevented by sharingd)\n"
+    " acwake               0\n"
+    " disksleep            0\n";
+static const char PMSET_NEVER[] =
+    "Currently in use:\n standby              0\n sleep                0\n displaysleep         10\n";
+/* "Sleep On Power Button" and "displaysleep" are not "sleep" */
+static const char PMSET_NO_SLEEP[] =
+    "Currently in use:\n Sleep On Power Button 1\n displaysleep         10\n disksleep 10\n";
+
+static const char ROUTE_DEFAULT[] =
+    "   route to: default\n"
+    "destination: default\n"
+    "       mask: default\n"
+    "    gateway: 192.168.1.1\n"
+    "  interface: en1\n"
+    "      flags: <UP,GATEWAY,DONE,STATIC,PRCLONING>\n"
+    " recvpipe  sendpipe  ssthresh  rtt,msec    rttvar  hopcount      mtu     expire\n"
+    "       0         0         0         0         0         0      1500         0 \n";
+
+static void
+test_pmset(void)
+{
+	ok(parse_pmset_sleep(PMSET_LAPTOP, strlen(PMSET_LAPTOP)) == 1,
+	    "pmset: sleep 1 with the reason that prevents it");
+	ok(parse_pmset_sleep(PMSET_NEVER, strlen(PMSET_NEVER)) == 0, "pmset: sleep 0");
+	ok(parse_pmset_sleep(PMSET_NO_SLEEP, strlen(PMSET_NO_SLEEP)) == -1,
+	    "pmset: no sleep line: unknown (not displaysleep, not Sleep On Power Button)");
+	ok(parse_pmset_sleep(" sleep   x\n", 11) == -1, "pmset: a sleep that is no number");
+	ok(parse_pmset_sleep(" sleep 99999999999\n", 19) == -1, "pmset: an absurd number");
+}
+
+static void
+test_firewall(void)
+{
+	static const struct {
+		const char *text;
+		int state;
+	} t[] = {
+		{ "Firewall is disabled. (State = 0)\n", 0 },
+		{ "Firewall is enabled. (State = 1)\n", 1 },
+		{ "Firewall is blocking all non-essential incoming connections. (State = 2)\n", 2 },
+		{ "Firewall is enabled. (State = 2)\n", 2 },
+		{ "Firewall is enabled.\n", -1 },
+		{ "(State = 3)\n", -1 },
+		{ "", -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ok(parse_fw_state(t[i].text, strlen(t[i].text)) == t[i].state,
+		    "socketfilterfw: \"%.*s\" is %d", (int)strcspn(t[i].text, "\n"), t[i].text,
+		    t[i].state);
+}
+
+static void
+test_env_python(void)
+{
+	static const char env[] = "MLX_B=2\nPATH=/bin\nJACCL_X=a\x01" "b\nMLX_=x\nMLX_A=1\n"
+	    "NOT_MLX_C=3\nMLX_BAD-NAME=1\n";
+	struct jc_strv v = { 0 };
+	char *py, *mx;
+
+	parse_env_mlx(env, strlen(env), &v);
+	ok(v.n == 3 && strcmp(v.v[0], "JACCL_X=a?b") == 0 && strcmp(v.v[1], "MLX_A=1") == 0 &&
+	    strcmp(v.v[2], "MLX_B=2") == 0,
+	    "env: MLX_ and JACCL_ variables, sorted, control bytes replaced (%zu)", v.n);
+	strv_free(&v);
+	ok(parse_python_mlx("python 3.12.4\nmlx 0.29.1\n", 25, &py, &mx) == JC_YES &&
+	    strcmp(py, "3.12.4") == 0 && strcmp(mx, "0.29.1") == 0, "python: both versions");
+	free(py);
+	free(mx);
+	ok(parse_python_mlx("python 3.11.2\nmlx -\n", 20, &py, &mx) == JC_NO &&
+	    strcmp(py, "3.11.2") == 0 && mx == NULL, "python: mlx not installed");
+	free(py);
+	ok(parse_python_mlx("python 3.7.1\nmlx ?\n", 19, &py, &mx) == JC_UNKNOWN && mx == NULL,
+	    "python: mlx unknown");
+	free(py);
+	ok(parse_python_mlx("xcode-select: note: no developer tools\n", 39, &py, &mx) ==
+	    JC_UNKNOWN && py == NULL, "python: did not run");
+	ok(parse_python_mlx("python ;rm -rf\nmlx 1.0; x\n", 26, &py, &mx) == JC_UNKNOWN &&
+	    py == NULL && mx == NULL, "python: versions that are not version words refused");
+}
+
+static void
+test_route(void)
+{
+	char *ifc;
+
+	ok(parse_route_default_macos(ROUTE_DEFAULT, 0, &ifc) == JC_YES && ifc &&
+	    strcmp(ifc, "en1") == 0, "route -n get default: interface en1");
+	free(ifc);
+	ok(parse_route_default_macos("route: writing to routing socket: not in table\n", 1,
+	    &ifc) == JC_YES && ifc == NULL, "route -n get default: no default route");
+	ok(parse_route_default_macos("route: bad\n", 1, &ifc) == JC_UNKNOWN && ifc == NULL,
+	    "route -n get default: another failure is unknown");
+	ok(parse_route_default_macos("  interface: en1\n", 0, &ifc) == JC_UNKNOWN && ifc == NULL,
+	    "route -n get default: not the default route's answer");
+	ok(parse_route_default_linux("default via 192.0.2.1 dev eth0 \n", 0, &ifc) == JC_YES &&
+	    ifc && strcmp(ifc, "eth0") == 0, "ip route show default: eth0");
+	free(ifc);
+	ok(parse_route_default_linux("", 0, &ifc) == JC_YES && ifc == NULL,
+	    "ip route show default: none");
+	ok(parse_route_default_linux("default via 1.2.3.4 dev ../x\n", 0, &ifc) == JC_YES &&
+	    ifc == NULL, "ip route show default: a bad interface name is not taken");
+}
+
+static void
+test_record(void)
+{
+	static const char last[] = "{\"version\": 1, \"status\": \"applied\", \"started\": "
+	    "\"2026-12-01T18:00:00Z\", \"hosts\": [{\"host\": \"mini1\", \"file\": "
+	    "\"hosts/0-mini1.json\", \"restored\": false}]}";
+	static const char host[] = "{\"version\": 1, \"host\": \"mini1\", \"target\": \"mini1\", "
+	    "\"os\": \"macos\", \"addresses\": [{\"iface\": \"en2\", \"ip\": \"192.168.0.1\", "
+	    "\"peer_ip\": \"192.168.0.2\"}], \"facts\": []}";
+	static const char *const bad_last[] = {
+		"[]", "{\"status\": \"applied\"}",
+		"{\"status\": \"applied\", \"hosts\": [{\"host\": \"a\", \"file\": \"hosts/../x.json\"}]}",
+		"{\"status\": \"applied\", \"hosts\": [{\"host\": \"a\", \"file\": \"/etc/passwd\"}]}",
+		"{\"status\": \"applied\", \"hosts\": [{\"host\": \"a b\", \"file\": \"hosts/0-a.json\"}]}",
+	};
+	static const char *const bad_host[] = {
+		"{\"host\": \"mini1\", \"os\": \"macos\", \"addresses\": [{\"iface\": \"en2;x\", "
+		"\"ip\": \"192.168.0.1\", \"peer_ip\": \"192.168.0.2\"}]}",
+		"{\"host\": \"mini1\", \"os\": \"macos\", \"addresses\": [{\"iface\": \"en2\", "
+		"\"ip\": \"192.168.0.300\", \"peer_ip\": \"192.168.0.2\"}]}",
+		"{\"host\": \"mini2\", \"os\": \"macos\", \"addresses\": []}",
+	};
+	struct setup_record rec = { 0 };
+	struct jc_strv files = { 0 };
+	struct jc_err err;
+
+	ok(setup_record_parse_last(last, strlen(last), "l", &rec, &files, &err) == 0 &&
+	    rec.n == 1 && strcmp(rec.status, "applied") == 0 &&
+	    strcmp(files.v[0], "hosts/0-mini1.json") == 0, "last-setup.json read");
+	ok(setup_record_parse_host(host, strlen(host), "h", &rec.hosts[0], &err) == 0 &&
+	    rec.hosts[0].ifaces.n == 1 && strcmp(rec.hosts[0].ips.v[0], "192.168.0.1") == 0 &&
+	    strcmp(rec.hosts[0].peers.v[0], "192.168.0.2") == 0, "host file read");
+	for (size_t i = 0; i < sizeof(bad_host) / sizeof(bad_host[0]); i++) {
+		struct setup_rec_host h = { .name = rec.hosts[0].name };
+
+		ok(setup_record_parse_host(bad_host[i], strlen(bad_host[i]), "h", &h, &err) < 0,
+		    "bad host file %zu refused: %s", i, err.msg);
+		strv_free(&h.ifaces);
+		strv_free(&h.ips);
+		strv_free(&h.peers);
+		free(h.os);
+	}
+	strv_free(&files);
+	for (size_t i = 0; i < rec.n; i++) {
+		free(rec.hosts[i].name);
+		free(rec.hosts[i].os);
+		strv_free(&rec.hosts[i].ifaces);
+		strv_free(&rec.hosts[i].ips);
+		strv_free(&rec.hosts[i].peers);
+	}
+	free(rec.hosts);
+	free(rec.status);
+	free(rec.started);
+	for (size_t i = 0; i < sizeof(bad_last) / sizeof(bad_last[0]); i++) {
+		struct setup_record r2 = { 0 };
+
+		ok(setup_record_parse_last(bad_last[i], strlen(bad_last[i]), "l", &r2, &files,
+		    &err) < 0, "bad last-setup.json %zu refused: %s", i, err.msg);
+		strv_free(&files);
+		for (size_t k = 0; k < r2.n; k++)
+			free(r2.hosts[k].name);
+		free(r2.hosts);
+		free(r2.status);
+		free(r2.started);
+	}
+}
+
+/* The doctor's commands go into the doctor's script only. */
+static void
+test_script(void)
+{
+	char *plain = probe_script(30), *same = probe_script_for(30, false);
+	char *doc = probe_script_for(30, true);
+	static const char *const cmds[] = { "pmset -g", "socketfilterfw --getglobalstate",
+		"route -n get default", "ip route show default", "grep -E '^(MLX|JACCL)_'",
+		"importlib.metadata" };
+
+	ok(strcmp(plain, same) == 0, "probe_script is the script without the doctor's commands");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		ok(strstr(plain, cmds[i]) == NULL && strstr(doc, cmds[i]) != NULL,
+		    "%s: in the doctor's script only", cmds[i]);
+	ok(strstr(doc, "jc_start " SW_PMSET " ") != NULL && strstr(plain, SW_PMSET) == NULL,
+	    "the doctor's script frames " SW_PMSET);
+	free(plain);
+	free(same);
+	free(doc);
+}
+
+int
+main(void)
+{
+	test_script();
+	(void)plan;
+	(void)skip_all;
+	test_pmset();
+	test_firewall();
+	test_env_python();
+	test_route();
+	test_record();
+	return done_testing();
+}
