@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse_state.h"
 #include "parse_sw.h"
 
 #define ENV_VALUE_MAX 200
@@ -255,6 +256,7 @@ sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
 	sw->fw_state = -1;
 	sw->mlx = JC_UNKNOWN;
 	sw->route_known = JC_UNKNOWN;
+	sw->svc_known = JC_UNKNOWN;
 	sw->gathered = raw_get(raw, SW_ENV) != NULL || raw_get(raw, SW_PYTHON) != NULL;
 	if ((o = usable(raw, SW_PMSET, sw)) != NULL &&
 	    (sw->sleep = parse_pmset_sleep(o->data, o->len)) < 0)
@@ -278,6 +280,108 @@ sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
 		sw->route_known = parse_route_default_macos(o->data, o->status, &sw->default_if);
 	else if ((o = usable(raw, SW_ROUTE_LINUX, sw)) != NULL)
 		sw->route_known = parse_route_default_linux(o->data, o->status, &sw->default_if);
+	if ((o = usable(raw, SW_NETSVC, sw)) != NULL) {
+		parse_netsvc_info(o->data, o->len, &sw->svcs, &sw->nsvcs, &sw->info, &sw->ninfo);
+		/* a listing names at least the services it has; none: not understood */
+		if (sw->nsvcs > 0)
+			sw->svc_known = JC_YES;
+		else
+			strv_push_owned(&sw->why, xasprintf("%s: no network service listed (exit %d)",
+			    SW_NETSVC, o->status));
+	}
+}
+
+/* The value after "key: " on the line at p (up to end), a new string, or NULL. */
+static char *
+field(const char *p, const char *end, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *v;
+
+	if ((size_t)(end - p) < kl || memcmp(p, key, kl) != 0)
+		return NULL;
+	v = p + kl;
+	while (v < end && *v == ' ')
+		v++;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	return xstrndup(v, (size_t)(end - v));
+}
+
+size_t
+parse_netsvc_info(const char *s, size_t len, struct jc_netsvc **svcs, size_t *nsvcs,
+    struct jc_svcinfo **info, size_t *ninfo)
+{
+	const char *end = s + len, *p = s, *blk = NULL;
+	struct jc_svcinfo *cur = NULL;
+	size_t left = 0;
+	char *order;
+
+	/* the order ends where the first "### " line begins */
+	for (const char *q = s; q < end; q = memchr(q, '\n', (size_t)(end - q)) ?
+	    (const char *)memchr(q, '\n', (size_t)(end - q)) + 1 : end)
+		if ((size_t)(end - q) >= 4 && memcmp(q, "### ", 4) == 0) {
+			blk = q;
+			break;
+		}
+	order = xstrndup(s, (size_t)((blk ? blk : end) - s));
+	left += parse_netsvc_order(order, svcs, nsvcs);
+	free(order);
+	for (p = blk ? blk : end; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+		char *v;
+
+		if ((size_t)(le - p) >= 4 && memcmp(p, "### ", 4) == 0) {
+			char *name = xstrndup(p + 4, (size_t)(le - p - 4));
+
+			cur = NULL;
+			if (!jc_service_name_ok(name) || svcinfo_find(*info, *ninfo, name) != NULL) {
+				left++;
+				free(name);
+			} else {
+				*info = xreallocarray(*info, *ninfo + 1, sizeof(**info));
+				cur = &(*info)[(*ninfo)++];
+				memset(cur, 0, sizeof(*cur));
+				cur->name = name;
+			}
+		} else if (cur != NULL) {
+			if ((size_t)(le - p) == 20 && memcmp(p, "Manual Configuration", 20) == 0)
+				cur->manual = true;
+			else if ((v = field(p, le, "IP address:")) != NULL) {
+				if (cur->ip == NULL && jc_ipv4_ok(v))
+					cur->ip = v;
+				else
+					free(v), left++;
+			} else if ((v = field(p, le, "Subnet mask:")) != NULL) {
+				if (cur->mask == NULL && jc_ipv4_ok(v))
+					cur->mask = v;
+				else
+					free(v), left++;
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return left;
+}
+
+void
+svcinfo_free(struct jc_svcinfo *info, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(info[i].name);
+		free(info[i].ip);
+		free(info[i].mask);
+	}
+	free(info);
+}
+
+const struct jc_svcinfo *
+svcinfo_find(const struct jc_svcinfo *info, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(info[i].name, name) == 0)
+			return &info[i];
+	return NULL;
 }
 
 void
@@ -287,6 +391,8 @@ sw_clear(struct jc_sw *sw)
 	free(sw->mlx_version);
 	strv_free(&sw->env);
 	free(sw->default_if);
+	netsvc_free(sw->svcs, sw->nsvcs);
+	svcinfo_free(sw->info, sw->ninfo);
 	strv_free(&sw->why);
 	memset(sw, 0, sizeof(*sw));
 }

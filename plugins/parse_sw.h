@@ -13,6 +13,7 @@
 #define JC_PARSE_SW_H
 
 #include "jc.h"
+#include "parse_state.h"
 #include "platform.h"
 #include "util.h"
 
@@ -23,6 +24,26 @@
 #define SW_PYTHON "python-mlx.txt"
 #define SW_ROUTE_MACOS "route-n-get-default.txt"
 #define SW_ROUTE_LINUX "ip-route-show-default.txt"
+#define SW_NETSVC "networksetup-services.txt"
+
+/*
+ * macOS: the network service order, then for each service of ours
+ * (JC_SVC_PREFIX, enabled or not) a line "### NAME" and its -getinfo: what
+ * --persist wrote, and what a hand may have changed since.
+ */
+#define SW_NETSVC_SH \
+	"networksetup -listnetworkserviceorder; " \
+	"networksetup -listallnetworkservices | while IFS= read -r s; do " \
+	"case $s in '" JC_SVC_PREFIX "'*|'*" JC_SVC_PREFIX "'*) n=${s#\\*}; " \
+	"echo \"### $n\"; networksetup -getinfo \"$n\";; esac; done"
+
+/* What `networksetup -getinfo` says of one service of ours. */
+struct jc_svcinfo {
+	char *name;		/* jc_service_name_ok */
+	bool manual;		/* "Manual Configuration" */
+	char *ip;		/* "IP address:", or NULL */
+	char *mask;		/* "Subnet mask:", or NULL */
+};
 
 /*
  * The Python part of the doctor's commands: its version, and the version
@@ -53,6 +74,11 @@ struct jc_sw {
 	struct jc_strv env;	/* "NAME=VALUE", sorted by name */
 	int route_known;	/* enum jc_tri: JC_YES when default_if is meaningful */
 	char *default_if;	/* the default route's interface; NULL: no default route */
+	int svc_known;		/* enum jc_tri: JC_YES when svcs and info are meaningful */
+	struct jc_netsvc *svcs;	/* the service order (SW_NETSVC) */
+	size_t nsvcs;
+	struct jc_svcinfo *info;	/* what -getinfo says of each of ours */
+	size_t ninfo;
 	struct jc_strv why;	/* one "FILE: reason" per output not understood */
 };
 
@@ -94,5 +120,19 @@ int parse_route_default_macos(const char *s, int status, char **iface);
 
 /* Linux `ip route show default`: the same from its first "default ... dev IF" line. */
 int parse_route_default_linux(const char *s, int status, char **iface);
+
+/*
+ * The output of SW_NETSVC_SH (len bytes): the service order into *svcs /
+ * *nsvcs (parse_netsvc_order), then one entry per "### NAME" block into
+ * *info / *ninfo; names that fail jc_service_name_ok and addresses that
+ * fail jc_ipv4_ok are left out. Returns the number left out.
+ */
+size_t parse_netsvc_info(const char *s, size_t len, struct jc_netsvc **svcs, size_t *nsvcs,
+    struct jc_svcinfo **info, size_t *ninfo);
+
+void svcinfo_free(struct jc_svcinfo *info, size_t n);
+
+/* The entry called name in info[0..n), or NULL. */
+const struct jc_svcinfo *svcinfo_find(const struct jc_svcinfo *info, size_t n, const char *name);
 
 #endif

@@ -76,6 +76,7 @@ static const struct jc_probe_cmd macos_doctor_cmds[] = {
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
 	{ SW_PYTHON, SW_PYTHON_SCRIPT },
 	{ SW_ROUTE_MACOS, "route -n get default 2>&1" },
+	{ SW_NETSVC, SW_NETSVC_SH },
 	{ NULL, NULL },
 };
 

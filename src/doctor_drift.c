@@ -42,6 +42,11 @@ setup_cmd(const struct doctor_input *in)
 	for (size_t i = 0; i < in->n; i++)
 		buf_printf(&b, "%s%s", i ? "," : "", in->hosts[i].name);
 	buf_puts(&b, " --auto-setup");
+	for (size_t i = 0; in->record != NULL && i < in->record->n; i++)
+		if (in->record->hosts[i].persisted && !in->record->hosts[i].restored) {
+			buf_puts(&b, " --persist");
+			break;
+		}
 	if (in->state_dir != NULL)
 		buf_printf(&b, " --state-dir %s", in->state_dir);
 	return buf_steal(&b);
@@ -201,6 +206,90 @@ drift_bridge(const struct doctor_input *in, struct doctor_report *r, size_t i)
 	}
 }
 
+static const char *why_of(const struct jc_sw *sw, const char *file, const char *dflt);
+
+/* A service's name quoted for sh: our names are words, spaces and '-'. */
+static char *
+svc_quoted(const char *name)
+{
+	return xasprintf("'%s'", name);
+}
+
+/*
+ * A host set up with --persist: each planned address must be in an enabled
+ * network service of ours on that interface, set by hand to exactly the
+ * planned address and /30 (what a reboot brings back), and the Thunderbolt
+ * Bridge's service must stay disabled.
+ */
+static void
+drift_services(const struct doctor_input *in, struct doctor_report *r, size_t ri, size_t i,
+    const char *fix)
+{
+	const struct setup_rec_host *rh = &in->record->hosts[ri];
+	const struct jc_sw *sw = in->sw ? &in->sw[i] : NULL;
+	const struct jc_netsvc *br;
+
+	if (!(platform_caps(&in->hosts[i]) & JC_PLAT_BRIDGE))
+		return;		/* the Linux connections are not read back yet */
+	if (sw == NULL || !sw->gathered || sw->svc_known != JC_YES) {
+		doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
+		    "persisted network services unknown (%s)", sw && sw->gathered ?
+		    why_of(sw, SW_NETSVC, "networksetup not captured") :
+		    "the doctor's own outputs were not gathered");
+		return;
+	}
+	for (size_t k = 0; k < rh->ifaces.n; k++) {
+		const struct jc_netsvc *sv = NULL;
+		const struct jc_svcinfo *inf;
+		struct doctor_finding *fd;
+		char *q, *fx;
+
+		for (size_t s = 0; s < sw->nsvcs && sv == NULL; s++)
+			if (platform_svc_ours(sw->svcs[s].name) && sw->svcs[s].device != NULL &&
+			    strcmp(sw->svcs[s].device, rh->ifaces.v[k]) == 0)
+				sv = &sw->svcs[s];
+		if (sv == NULL) {
+			fd = doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, fix,
+			    "no network service of ours holds %s's planned address %s (--persist "
+			    "made one): the next reboot loses it", rh->ifaces.v[k], rh->ips.v[k]);
+			doctor_add_port(fd, rh->ifaces.v[k]);
+			continue;
+		}
+		q = svc_quoted(sv->name);
+		if (!sv->enabled) {
+			fx = xasprintf("sudo networksetup -setnetworkserviceenabled %s on", q);
+			fd = doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, fx,
+			    "network service %s (%s, planned %s) is disabled: the next reboot "
+			    "loses the address", q, rh->ifaces.v[k], rh->ips.v[k]);
+			doctor_add_port(fd, rh->ifaces.v[k]);
+			free(fx);
+		}
+		inf = svcinfo_find(sw->info, sw->ninfo, sv->name);
+		if (inf == NULL || !inf->manual || inf->ip == NULL ||
+		    strcmp(inf->ip, rh->ips.v[k]) != 0 || inf->mask == NULL ||
+		    strcmp(inf->mask, "255.255.255.252") != 0) {
+			fx = xasprintf("sudo networksetup -setmanual %s %s 255.255.255.252", q,
+			    rh->ips.v[k]);
+			fd = doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, fx,
+			    "network service %s (%s) was changed since the setup: it holds %s%s%s "
+			    "where the setup wrote %s/30, and a reboot brings that back",
+			    q, rh->ifaces.v[k], inf == NULL ? "nothing known" : inf->manual ?
+			    (inf->ip ? inf->ip : "no address") : "DHCP",
+			    inf != NULL && inf->manual && inf->mask ? " mask " : "",
+			    inf != NULL && inf->manual && inf->mask ? inf->mask : "", rh->ips.v[k]);
+			doctor_add_port(fd, rh->ifaces.v[k]);
+			free(fx);
+		}
+		free(q);
+	}
+	br = netsvc_find(sw->svcs, sw->nsvcs, "Thunderbolt Bridge");
+	if (br != NULL && br->enabled)
+		doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0,
+		    "sudo networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' off",
+		    "the Thunderbolt Bridge service is enabled again since the --persist setup "
+		    "disabled it: at the next reboot bridge0 takes the cable ports");
+}
+
 void
 doctor_chk_drift(const struct doctor_input *in, struct doctor_report *r)
 {
@@ -225,10 +314,8 @@ doctor_chk_drift(const struct doctor_input *in, struct doctor_report *r)
 			continue;
 		drift_host(in, r, ri, (size_t)i, fix);
 		drift_bridge(in, r, (size_t)i);
-		/*
-		 * Persisted network services (rec->hosts[ri].services) are
-		 * compared here once the setup records them (--persist).
-		 */
+		if (rec->hosts[ri].persisted)
+			drift_services(in, r, ri, (size_t)i, fix);
 	}
 	free(fix);
 }

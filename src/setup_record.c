@@ -94,7 +94,7 @@ int
 setup_record_parse_host(const char *buf, size_t len, const char *name,
     struct setup_rec_host *h, struct jc_err *err)
 {
-	json_t *j = load(buf, len, name, err), *addrs, *v;
+	json_t *j = load(buf, len, name, err), *addrs, *facts, *v;
 	const char *host, *os;
 	size_t i;
 	int rc = 0;
@@ -130,6 +130,13 @@ setup_record_parse_host(const char *buf, size_t len, const char *name,
 		strv_push(&h->ifaces, ifn);
 		strv_push(&h->ips, ip);
 		strv_push(&h->peers, peer);
+	}
+	facts = json_object_get(j, "facts");
+	json_array_foreach(facts, i, v) {
+		const char *kind = jstr(v, "kind");
+
+		if (kind != NULL && strcmp(kind, "services") == 0)
+			h->persisted = true;
 	}
 	json_decref(j);
 	return rc;
@@ -186,7 +193,6 @@ setup_record_free(struct setup_record *rec)
 		strv_free(&h->ifaces);
 		strv_free(&h->ips);
 		strv_free(&h->peers);
-		strv_free(&h->services);
 	}
 	free(rec->hosts);
 	free(rec->status);

@@ -8,9 +8,9 @@
  * does. The parsers are pure (a buffer in); setup_record_load() reads the
  * files.
  *
- * Persistent configuration (network services written by --persist) is not
- * part of the record yet: struct setup_rec_host keeps a place for it
- * (services) that the drift check compares once it is filled.
+ * A host set up with --persist has a "services" fact (the network services
+ * before the setup): persisted is set, and the drift check then also
+ * compares the host's network services of ours with the planned addresses.
  */
 #ifndef JC_SETUP_RECORD_H
 #define JC_SETUP_RECORD_H
@@ -28,7 +28,7 @@ struct setup_rec_host {
 	struct jc_strv ifaces;	/* planned address k: interface, */
 	struct jc_strv ips;	/* its address (dotted), */
 	struct jc_strv peers;	/* the address of the other end of the cable */
-	struct jc_strv services;	/* persisted network services: not recorded yet */
+	bool persisted;		/* set up with --persist (a "services" fact) */
 };
 
 struct setup_record {

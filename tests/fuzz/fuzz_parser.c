@@ -299,7 +299,13 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 	raw_add(&raw, SW_ENV, s, size, 0);
 	raw_add(&raw, SW_PYTHON, s, size, 1);
 	raw_add(&raw, size % 2 ? SW_ROUTE_MACOS : SW_ROUTE_LINUX, s, size, (int)(size % 3));
+	raw_add(&raw, SW_NETSVC, s, size, 0);
 	sw_from_raw(&raw, &sw);
+	for (size_t i = 0; i < sw.ninfo; i++)
+		if (!jc_service_name_ok(sw.info[i].name) ||
+		    (sw.info[i].ip != NULL && !jc_ipv4_ok(sw.info[i].ip)) ||
+		    (sw.info[i].mask != NULL && !jc_ipv4_ok(sw.info[i].mask)))
+			abort();
 	for (size_t i = 0; i < sw.env.n; i++)
 		if (strncmp(sw.env.v[i], "MLX_", 4) != 0 && strncmp(sw.env.v[i], "JACCL_", 6) != 0)
 			abort();

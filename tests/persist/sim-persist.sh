@@ -138,6 +138,41 @@ _services "$t/svc-set2"
 cmp -s "$t/svc-set" "$t/svc-set2"
 ok $? "$topo: ... and leaves the same services (none twice)"
 
+# --- doctor's drift check reads the persisted services back ----------------------
+# _drift: "status N" of doctor's drift check, then each finding's fix
+_drift() {
+	"$JACCL_CONFIG" doctor --hosts "$hosts" -F "$cfg" --connect-timeout 60 --state-dir "$st" \
+	    --json > "$t/doctor.json" 2> "$t/err"
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = next(c for c in d["checks"] if c["name"] == "drift")
+print(c["status"], len(c["findings"]))
+for f in c["findings"]:
+    print(f["remedy"])
+    print("#", f["message"])' "$t/doctor.json" 2>&1
+}
+svc="jaccl-config Thunderbolt 1"
+ip0=$(awk -v h="$h0" -v i="$p0" '$1 == h && $2 == i { print $3 }' "$t/addrs")
+is "$(_drift)" "ok 0" "$topo: doctor's drift check finds the persisted setup as it left it"
+sim_exec "$h0" sudo networksetup -setmanual "$svc" 192.168.77.1 255.255.255.0 > /dev/null 2>&1
+_drift > "$t/drift"
+grep -qxF "sudo networksetup -setmanual '$svc' $ip0 255.255.255.252" "$t/drift"
+ok $? "$topo: a service edited by hand is found, and the fix writes the planned address back"
+sim_exec "$h0" sh -c "$(grep -m1 -e "^sudo networksetup -setmanual" "$t/drift")" > /dev/null 2>&1
+is "$(_drift)" "ok 0" "$topo: ... and after the fix ran, nothing is found"
+sim_exec "$h0" sudo networksetup -setnetworkserviceenabled "$svc" off > /dev/null 2>&1
+_drift > "$t/drift"
+grep -qxF "sudo networksetup -setnetworkserviceenabled '$svc' on" "$t/drift"
+ok $? "$topo: a persisted service disabled by hand is found, with the command that enables it"
+sim_exec "$h0" sudo networksetup -setnetworkserviceenabled "$svc" on > /dev/null 2>&1
+sim_exec "$h0" sudo networksetup -setnetworkserviceenabled "Thunderbolt Bridge" on > /dev/null 2>&1
+_drift > "$t/drift"
+grep -qxF "sudo networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' off" "$t/drift"
+ok $? "$topo: the Thunderbolt Bridge service enabled again is found"
+sim_exec "$h0" sudo networksetup -setnetworkserviceenabled "Thunderbolt Bridge" off > /dev/null 2>&1
+is "$(_drift)" "ok 0" "$topo: ... and nothing once it is off again"
+
 "$JACCL_CONFIG" restore -F "$cfg" $slow --state-dir "$st" > "$t/out" 2> "$t/err"
 r=$?
 ok $r "$topo: restore succeeds"

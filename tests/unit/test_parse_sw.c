@@ -225,6 +225,46 @@ test_script(void)
 	free(doc);
 }
 
+/* The doctor's networksetup output: the order, then "### NAME" and -getinfo. */
+static void
+test_netsvc_info(void)
+{
+	static const char out[] =
+	    "An asterisk (*) denotes that a network service is disabled.\n"
+	    "(1) Ethernet\n(Hardware Port: Ethernet, Device: en0)\n\n"
+	    "(*) Thunderbolt Bridge\n(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
+	    "(3) jaccl-config Thunderbolt 1\n(Hardware Port: Thunderbolt 1, Device: en2)\n\n"
+	    "(*) jaccl-config Thunderbolt 2\n(Hardware Port: Thunderbolt 2, Device: en3)\n\n"
+	    "### jaccl-config Thunderbolt 1\n"
+	    "Manual Configuration\nIP address: 192.168.0.1\nSubnet mask: 255.255.255.252\n"
+	    "Router: (null)\nIPv6: Automatic\nIPv6 IP address: none\n"
+	    "### jaccl-config Thunderbolt 2\n"
+	    "DHCP Configuration\nClient ID: \n"
+	    "### jaccl-config bad;name\nManual Configuration\nIP address: 1.2.3.4\n";
+	struct jc_netsvc *sv = NULL;
+	struct jc_svcinfo *in = NULL;
+	size_t nsv = 0, nin = 0, left;
+	const struct jc_svcinfo *a, *b;
+
+	left = parse_netsvc_info(out, sizeof(out) - 1, &sv, &nsv, &in, &nin);
+	ok(nsv == 4 && strcmp(sv[2].name, "jaccl-config Thunderbolt 1") == 0 &&
+	    strcmp(sv[2].device, "en2") == 0 && sv[2].enabled && !sv[3].enabled,
+	    "netsvc info: the service order, enabled or not");
+	a = svcinfo_find(in, nin, "jaccl-config Thunderbolt 1");
+	b = svcinfo_find(in, nin, "jaccl-config Thunderbolt 2");
+	ok(nin == 2 && a != NULL && a->manual && strcmp(a->ip, "192.168.0.1") == 0 &&
+	    strcmp(a->mask, "255.255.255.252") == 0, "netsvc info: a manual service's address");
+	ok(b != NULL && !b->manual && b->ip == NULL, "netsvc info: a DHCP service has none");
+	ok(left == 1, "netsvc info: a name unfit for a command is left out");
+	netsvc_free(sv, nsv);
+	svcinfo_free(in, nin);
+	sv = NULL, in = NULL, nsv = 0, nin = 0;
+	left = parse_netsvc_info("garbage\n", 8, &sv, &nsv, &in, &nin);
+	ok(nsv == 0 && nin == 0, "netsvc info: garbage lists nothing");
+	netsvc_free(sv, nsv);
+	svcinfo_free(in, nin);
+}
+
 int
 main(void)
 {
@@ -236,5 +276,6 @@ main(void)
 	test_env_python();
 	test_route();
 	test_record();
+	test_netsvc_info();
 	return done_testing();
 }
