@@ -4,6 +4,12 @@
  * capture every host's facts (in parallel), save them, run the setup
  * commands (in parallel, stopping everyone at the first failure), and undo
  * by comparing the state now with the saved one. See apply.h.
+ *
+ * With a transport that has a dialog, capture and setup are one script per
+ * host (run_scripts): each host's thread reads its frames; the last host
+ * whose capture is in (arrive) checks every capture and saves the state,
+ * then every script is told go (or stop); each command starts on a go, so
+ * a failure anywhere stops the others before their next command.
  */
 #include "config.h"
 
