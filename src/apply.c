@@ -807,7 +807,8 @@ phase_capture(size_t i, void *arg)
 
 	if (!sl->want)
 		return;
-	sl->rc = tp_connect(ap->run.tp, jh->name, jh->user, jh->port, &sl->s, &sl->err);
+	if (sl->s == NULL)
+		sl->rc = tp_connect(ap->run.tp, jh->name, jh->user, jh->port, &sl->s, &sl->err);
 	if (sl->rc == 0)
 		sl->rc = capture(sl->s, &sl->h, sl->h.facts, sl->h.nfacts, cmd_timeout(ap->run.o),
 		    &sl->err);
@@ -1410,7 +1411,7 @@ phase_script(size_t i, void *arg)
 	d.timeout = cmd_timeout(ap->run.o);
 	ss_parser_init(&d.ps, ap->token);
 	sl->rc = dlg_script(&d, &script);
-	if (sl->rc == 0)
+	if (sl->rc == 0 && sl->s == NULL)
 		sl->rc = tp_connect(ap->run.tp, jh->name, jh->user, jh->port, &sl->s, &sl->err);
 	if (sl->rc != 0) {
 		arrive(ap, true);
@@ -1481,6 +1482,21 @@ run_scripts(struct ap_apply *ap)
 	free(started);
 }
 
+/* Every active host takes the open session of its name, if it was given one. */
+static void
+take_conns(struct ap_apply *ap)
+{
+	const struct apply_opts *o = ap->run.o;
+
+	for (size_t i = 0; i < ap->p->n; i++)
+		for (size_t k = 0; ap->sl[i].want && k < o->nconns; k++)
+			if (o->conns[k] != NULL && strcmp(o->conns[k]->host, ap->sl[i].jh->name) == 0) {
+				ap->sl[i].s = o->conns[k];
+				o->conns[k] = NULL;
+				break;
+			}
+}
+
 static struct jc_transport *
 transport_of(const struct apply_opts *o, struct jc_transport **own)
 {
@@ -1506,6 +1522,7 @@ apply_run(const struct plan *p, const struct graph *g, const struct apply_opts *
 	ap.dir = apply_state_dir(o);
 	if (slots_init(&ap, g) == 0)
 		goto out;
+	take_conns(&ap);
 	if (ap.run.tp->ops->dialog != NULL) {
 		/* 1 and 2 in one script per host: capture, save, then the commands */
 		run_scripts(&ap);

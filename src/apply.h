@@ -48,6 +48,14 @@ struct apply_opts {
 	/* Called from the host threads, never two at a time. May be NULL. */
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *arg;
+	/*
+	 * Optional: sessions already open (the probe's, probe_opts.keep), to
+	 * use instead of connecting again: a host takes the one whose name is
+	 * its own, sets the entry to NULL and closes it when done. NULL
+	 * entries are skipped.
+	 */
+	struct jc_conn **conns;
+	size_t nconns;
 };
 
 enum apply_host_status {

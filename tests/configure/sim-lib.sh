@@ -43,6 +43,11 @@ _priv_runs() {
 	tail -n +$((${2:-0} + 1)) "$(sim_calls "$1")" | grep -c '^rc=[^ ]* sudo=1 '
 }
 
+# _sshd_lines H: lines in H's sshd log; _sshd_new H FROM TEXT: lines after
+# FROM that hold TEXT
+_sshd_lines() { wc -l < "$SIM_DIR/hosts/$1/sshd.log"; }
+_sshd_new() { tail -n +$(($2 + 1)) "$SIM_DIR/hosts/$1/sshd.log" | grep -c "$3"; }
+
 _mutations() {
 	for h in $(_hosts); do
 		_is_mac "$h" && cat "$(sim_mutations "$h")"
@@ -60,11 +65,22 @@ apply_suite() {
 	slow="--connect-timeout 60 --command-timeout 300"
 	_state "$t/before"
 
+	for h in $(_hosts); do
+		_sshd_lines "$h" > "$t/sshd0.$h"
+	done
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
 	r=$?
 	ok $r "$topo: --auto-setup succeeds"
 	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	# sshd's own log: one login per host, two commands (the probe, the setup script)
+	bad=
+	for h in $(_hosts); do
+		from=$(cat "$t/sshd0.$h")
+		na=$(_sshd_new "$h" "$from" 'Accepted publickey') ns=$(_sshd_new "$h" "$from" 'Starting session: command')
+		[ "$na" = 1 ] && [ "$ns" = 2 ] || bad="$bad $h:$na/$ns"
+	done
+	is "$bad" "" "$topo: one SSH login and two remote commands per host (sshd's logs)"
 	# the plan: host iface address peer-address, one line per cable end
 	python3 -c '
 import json, sys
