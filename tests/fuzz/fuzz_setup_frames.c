@@ -26,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ss_feed(&p, (const char *)data + off, k);
 		off += k;
 		while ((r = ss_next(&p, &ev, &err)) == 1) {
-			if (ev.k == 0 || ev.status < 0 || ev.status > 255)
+			if ((ev.k == 0) != (ev.kind == SS_READY) || ev.status < 0 || ev.status > 255)
 				abort();
 			if ((ev.kind == SS_QUERY || ev.kind == SS_END) &&
 			    (ev.text == NULL || ev.text[ev.len] != '\0'))
