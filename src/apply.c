@@ -1357,10 +1357,11 @@ dlg_after(struct ap_dlg *d, int rc, int status, struct jc_err *err)
 			sl->rc = rc;
 			sl->err = *err;
 		} else {
-			trim(d->errtext.data ? d->errtext.data : (char *)"");
+			buf_puts(&d->errtext, "");
+			trim(d->errtext.data);
 			sl->rc = jc_fail(&sl->err, -EPROTO, "the setup script ended before its "
-			    "capture (exit %d)%s%s", status, d->errtext.len ? ": " : "",
-			    d->errtext.len ? d->errtext.data : "");
+			    "capture (exit %d)%s%s", status, *d->errtext.data ? ": " : "",
+			    d->errtext.data);
 		}
 		arrive(d->ap, true);
 		return;

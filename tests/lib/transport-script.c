@@ -913,6 +913,20 @@ ts_dialog(struct jc_conn *c, const char *command, const char *in, size_t inlen,
 	pthread_mutex_unlock(&ts->mu);
 	if (dead)
 		return jc_fail(err, TR_ECHANNEL, "the session was lost");
+	for (size_t i = 0; i < ts->nrules; i++)
+		if (rule_matches(&ts->rules[i], tc->h->name, command)) {
+			/* a rule for the script: its output, stderr and status, nothing read */
+			const struct ts_rule *r = &ts->rules[i];
+
+			*status = r->status;
+			if ((r->out && *r->out && cbs->on_data(arg, 1, r->out, strlen(r->out), &k.in)) ||
+			    (r->err && *r->err && cbs->on_data(arg, 2, r->err, strlen(r->err), &k.in)))
+				rc = jc_fail(err, TR_ESTOPPED, "stopped");
+			else
+				rc = 0;
+			buf_free(&k.in);
+			return rc;
+		}
 	if (script_parse(command, &sc) != 0) {
 		script_free(&sc);
 		*status = 2;

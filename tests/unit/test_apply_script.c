@@ -454,6 +454,36 @@ test_unreachable(const struct scen *sc)
 	world_free(&w);
 }
 
+/* One host's script cannot even start: nobody changes anything. */
+static void
+test_script_refused(const struct scen *sc)
+{
+	struct world w;
+	struct apply_result res;
+	struct echo echo = { 0 };
+	struct jc_err err = { 0 };
+	char *why = NULL;
+	bool none = true;
+	int rc;
+
+	world_init(&w, sc);
+	ts_rule(w.t, &(struct ts_rule){ .host = w.h[sc->n - 1].name, .command = "exec /bin/sh -c *",
+	    .err = "sh: cannot execute\n", .status = 126 });
+	rc = run_apply(&w, &res, &echo, &err);
+	for (size_t i = 0; i < sc->n; i++)
+		none = none && ts_sudo_count(w.t, w.h[i].name) == 0;
+	ok(rc < 0 && strstr(err.msg, "nothing was changed") &&
+	    strstr(err.msg, "ended before its capture (exit 126): sh: cannot execute") &&
+	    res.hosts[sc->n - 1].status == APPLY_HOST_ERROR && none &&
+	    ts_script_count(w.t, w.h[0].name) == 0 && states_are(&w, NULL, (size_t)-1, &why),
+	    "%s: one host's script refused: no host goes past its capture (%s)", sc->name, err.msg);
+	free(why);
+	apply_result_clear(&res);
+	for (size_t i = 0; i < sc->n; i++)
+		buf_free(&echo.b[i]);
+	world_free(&w);
+}
+
 int
 main(void)
 {
@@ -471,6 +501,8 @@ main(void)
 		test_rollback(&scens[s]);
 		test_restore(&scens[s]);
 		test_unreachable(&scens[s]);
+		if (!per_command)
+			test_script_refused(&scens[s]);
 	}
 	return done_testing();
 }
