@@ -558,6 +558,53 @@ ssh_op_stream(struct jc_conn *c, const char *command, const char *in, size_t inl
 	return r;
 }
 
+/* A dialog: the stream's callbacks, with what they reply written to stdin. */
+struct ssh_dialog {
+	const struct tp_dialog_cbs *cbs;
+	void *arg;
+	struct tr_stream *st;
+};
+
+static int
+dialog_data(void *arg, int fd, const char *data, size_t len)
+{
+	struct ssh_dialog *d = arg;
+	struct jc_buf reply = { 0 };
+	int r = d->cbs->on_data(d->arg, fd, data, len, &reply);
+
+	if (reply.len > 0)
+		tr_stream_write(d->st, reply.data, reply.len);
+	buf_free(&reply);
+	return r;
+}
+
+static void
+dialog_tick(void *arg)
+{
+	struct ssh_dialog *d = arg;
+
+	if (d->cbs->on_tick != NULL && d->cbs->on_tick(d->arg) != 0)
+		tr_stream_stop(d->st);
+}
+
+static int
+ssh_op_dialog(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err)
+{
+	static const struct tr_stream_cbs scbs = { dialog_data, dialog_tick };
+	struct ssh_dialog d = { cbs, arg, NULL };
+	int r = tr_stream_start(c->priv, command, &scbs, &d, &d.st, err);
+
+	if (r == 0) {
+		if (inlen > 0)
+			tr_stream_write(d.st, in, inlen);
+		r = tr_stream_wait(d.st, timeout, status, NULL, err);
+	}
+	tr_stream_free(d.st);
+	return r;
+}
+
 static void
 ssh_op_close(struct jc_conn *c)
 {
@@ -577,6 +624,7 @@ static const struct jc_transport_ops ssh_ops = {
 	.connect = ssh_op_connect,
 	.run = ssh_op_run,
 	.stream = ssh_op_stream,
+	.dialog = ssh_op_dialog,
 	.close = ssh_op_close,
 	.free = ssh_op_free,
 };

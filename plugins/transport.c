@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "transport.h"
@@ -43,6 +44,17 @@ tp_stream(struct jc_conn *c, const char *command, const char *in, size_t inlen,
     struct jc_err *err)
 {
 	return c->t->ops->stream(c, command, in, inlen, cbs, arg, timeout, status, err);
+}
+
+int
+tp_dialog(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err)
+{
+	if (c->t->ops->dialog == NULL)
+		return jc_fail(err, -ENOTSUP, "%s: the %s transport cannot run a setup script",
+		    c->host, c->t->ops->name);
+	return c->t->ops->dialog(c, command, in, inlen, cbs, arg, timeout, status, err);
 }
 
 void

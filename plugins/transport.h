@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "jc.h"
+#include "util.h"
 
 /* Error codes (struct jc_err.code and the return values below). */
 enum {
@@ -175,6 +176,14 @@ struct jc_conn {
 	void *priv;
 };
 
+/* The callbacks of a dialog (see jc_transport_ops.dialog). */
+struct tp_dialog_cbs {
+	/* A chunk of stdout (fd 1) or stderr (fd 2); non-zero: stop. */
+	int (*on_data)(void *arg, int fd, const char *data, size_t len, struct jc_buf *reply);
+	/* Optional; non-zero: stop. */
+	int (*on_tick)(void *arg);
+};
+
 struct jc_transport_ops {
 	const char *name;	/* "ssh", "replay", ... */
 	/* Reach host (user NULL and port 0: from the configuration). */
@@ -191,6 +200,19 @@ struct jc_transport_ops {
 	 */
 	int (*stream)(struct jc_conn *c, const char *command, const char *in, size_t inlen,
 	    const struct tr_stream_cbs *cbs, void *arg, double timeout, int *status,
+	    struct jc_err *err);
+	/*
+	 * Optional (NULL: the transport cannot): run a command and talk with
+	 * it. in[0..inlen) goes to its standard input first, which then stays
+	 * open; each chunk of its output goes to cbs->on_data, which may
+	 * append to reply what is to be written to the command's standard
+	 * input next; cbs->on_tick (optional) is called at least every 50 ms
+	 * while the command runs. Ends when the command ends (*status set),
+	 * a callback returns non-zero (TR_ESTOPPED) or timeout (<= 0: none)
+	 * passes (TR_ETIMEOUT).
+	 */
+	int (*dialog)(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+	    const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
 	    struct jc_err *err);
 	void (*close)(struct jc_conn *c);
 	/*
@@ -225,6 +247,10 @@ int tp_run(struct jc_conn *c, const char *command, const char *in, size_t inlen,
     size_t cap, struct tr_result *r, struct jc_err *err);
 int tp_stream(struct jc_conn *c, const char *command, const char *in, size_t inlen,
     const struct tr_stream_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err);
+/* The dialog op, or -ENOTSUP with err filled when the transport has none. */
+int tp_dialog(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
     struct jc_err *err);
 void tp_close(struct jc_conn *c);
 

@@ -6,11 +6,17 @@
  * the plan will change (the plan's facts, through their read-only query
  * commands) and saves it in the state directory (one JSON file per host and
  * "last-setup.json", each written atomically); only then does any host run
- * its setup commands, in order, with `sudo -n` (never a prompt). When a
+ * its setup commands, in order, with `sudo -n` (never a prompt). When the
+ * transport has a dialog op (ssh), each host's capture and setup are one
+ * remote script (setup_script.h) on one channel: the queries, then, once
+ * every host's state is saved, one `sudo -n /bin/sh -c` running the
+ * commands, each on a "go" from here, its status and stderr framed by a
+ * per-run token; otherwise each query and command is its own exec. When a
  * command that may not fail fails on any host, every host stops before its
  * next command and every host that ran something is put back to the saved
  * state. Restoring compares the current state with the saved one and runs
- * only the commands that undo the difference, then checks again.
+ * only the commands that undo the difference, then checks again (one exec
+ * per command).
  * Nothing here prints: progress goes to a callback.
  */
 #ifndef JC_APPLY_H
@@ -42,6 +48,14 @@ struct apply_opts {
 	/* Called from the host threads, never two at a time. May be NULL. */
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *arg;
+	/*
+	 * Optional: sessions already open (the probe's, probe_opts.keep), to
+	 * use instead of connecting again: a host takes the one whose name is
+	 * its own, sets the entry to NULL and closes it when done. NULL
+	 * entries are skipped.
+	 */
+	struct jc_conn **conns;
+	size_t nconns;
 };
 
 enum apply_host_status {

@@ -538,7 +538,10 @@ probe_one(struct shared *sh, size_t i)
 	if (r == TR_ESTOPPED && c.over)
 		r = jc_fail(&err, TR_ETOOBIG,
 		    "the probe printed more than %zu MiB: refused", c.cap / (1024 * 1024));
-	tp_close(s);
+	if (r == 0 && sh->o->keep != NULL)
+		sh->o->keep[i] = s;
+	else
+		tp_close(s);
 	if (r != 0) {
 		host_fail(h, true, err.msg);
 		report(sh, i, PROBE_FAILED);

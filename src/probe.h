@@ -55,6 +55,13 @@ struct probe_opts {
 	void (*progress)(void *arg, size_t i, enum probe_state st);
 	void (*log)(void *arg, size_t i, const char *command, int status, double seconds);
 	void *arg;
+	/*
+	 * Optional, n entries: the session of each host whose script ran is
+	 * kept in keep[i] instead of being closed (for a setup that follows:
+	 * apply_opts.conns). The caller closes them (tp_close) before it frees
+	 * the transport, which it must then give (transport).
+	 */
+	struct jc_conn **keep;
 };
 
 /*

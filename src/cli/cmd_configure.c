@@ -38,11 +38,22 @@ struct run {
 	bool chosen;
 	struct plan *plan;
 	struct jc_hostfile *hf;
+	/* --auto-setup: the probe's sessions, kept for the setup, and their transport */
+	struct jc_transport *tp;
+	struct jc_conn **conns;
+	size_t nconns;
+	bool tr_live;		/* libssh initialised until run_clear() */
 };
 
 static void
 run_clear(struct run *r)
 {
+	for (size_t i = 0; i < r->nconns; i++)
+		tp_close(r->conns[i]);
+	free(r->conns);
+	transport_free(r->tp);
+	if (r->tr_live)
+		tr_global_cleanup();
 	jc_hostfile_free(r->hf);
 	plan_free(r->plan);
 	if (r->chosen)
@@ -78,6 +89,12 @@ discover(struct run *r)
 	po.arg = r;
 	if (o->verbose > 1)
 		po.log = probe_log;
+	if (o->from == NULL && o->auto_setup == JC_YES && !o->dot) {
+		/* the setup runs on the sessions the probe opened */
+		r->tp = po.transport = transport_ssh_new(&po.tr);
+		r->nconns = r->h.n;
+		r->conns = po.keep = xcalloc(r->h.n, sizeof(*r->conns));
+	}
 	probe_hosts(r->h.v, r->h.n, &po, NULL);
 	if ((rc = cli_hosts_check(o, &r->h, "no host left to configure")) != 0)
 		return rc;
@@ -194,6 +211,8 @@ auto_setup(struct run *r)
 
 	if (cli_tr_init() != 0)
 		return JC_EXIT_FAIL;
+	ao.conns = r->conns;
+	ao.nconns = r->nconns;
 	rc = apply_run(r->plan, r->g, &ao, &res, &err);
 	tr_global_cleanup();
 	report_setup(&res, &ao, rc, &err);
@@ -550,8 +569,10 @@ load_and_discover(struct run *r)
 	if (o->from == NULL && cli_tr_init() != 0)
 		return JC_EXIT_FAIL;
 	rc = discover(r);
-	if (o->from == NULL)
+	if (o->from == NULL && r->conns == NULL)
 		tr_global_cleanup();
+	else if (o->from == NULL)
+		r->tr_live = true;
 	return rc;
 }
 

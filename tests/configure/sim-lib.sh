@@ -31,6 +31,23 @@ _state() {
 	done > "$1" 2>&1
 }
 
+# _sudo_runs H [FROM]: sudo invocations in H's fake command log (lines after
+# FROM), the passwordless check `sudo -n true` left out
+_sudo_runs() {
+	tail -n +$((${2:-0} + 1)) "$(sim_calls "$1")" |
+	    awk '$3 == "sudo" && !(NF == 5 && $4 == "-n" && $5 == "true")' | wc -l
+}
+
+# _priv_runs H [FROM]: fake commands H ran as root (through sudo)
+_priv_runs() {
+	tail -n +$((${2:-0} + 1)) "$(sim_calls "$1")" | grep -c '^rc=[^ ]* sudo=1 '
+}
+
+# _sshd_lines H: lines in H's sshd log; _sshd_new H FROM TEXT: lines after
+# FROM that hold TEXT
+_sshd_lines() { wc -l < "$SIM_DIR/hosts/$1/sshd.log"; }
+_sshd_new() { tail -n +$(($2 + 1)) "$SIM_DIR/hosts/$1/sshd.log" | grep -c "$3"; }
+
 _mutations() {
 	for h in $(_hosts); do
 		_is_mac "$h" && cat "$(sim_mutations "$h")"
@@ -48,11 +65,22 @@ apply_suite() {
 	slow="--connect-timeout 60 --command-timeout 300"
 	_state "$t/before"
 
+	for h in $(_hosts); do
+		_sshd_lines "$h" > "$t/sshd0.$h"
+	done
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
 	r=$?
 	ok $r "$topo: --auto-setup succeeds"
 	[ $r -eq 0 ] || sed 's/^/# /' "$t/err" | tail -20
+	# sshd's own log: one login per host, two commands (the probe, the setup script)
+	bad=
+	for h in $(_hosts); do
+		from=$(cat "$t/sshd0.$h")
+		na=$(_sshd_new "$h" "$from" 'Accepted publickey') ns=$(_sshd_new "$h" "$from" 'Starting session: command')
+		[ "$na" = 1 ] && [ "$ns" = 2 ] || bad="$bad $h:$na/$ns"
+	done
+	is "$bad" "" "$topo: one SSH login and two remote commands per host (sshd's logs)"
 	# the plan: host iface address peer-address, one line per cable end
 	python3 -c '
 import json, sys
@@ -65,6 +93,19 @@ for h in d["plan"]:
 	ok $? "$topo: --json gives the plan, with addresses, and says the setup was applied"
 	grep -q '^\[#\] [^ ]*: sudo -n ' "$t/err"
 	ok $? "$topo: each command shown as it runs ([#] host: command)"
+	# one sudo per host, the commands run inside it: counted by the fakes
+	bad= nmac=0
+	for h in $(_hosts); do
+		_is_mac "$h" || continue
+		nmac=$((nmac + 1))
+		ns=$(_sudo_runs "$h") np=$(_priv_runs "$h") ne=$(grep -c "^\[#\] $h: " "$t/err")
+		[ "$ns" = 1 ] && [ "$np" = "$ne" ] && [ "$ne" -gt 0 ] || bad="$bad $h:$ns/$np/$ne"
+	done
+	if [ $nmac -gt 0 ]; then
+		is "$bad" "" "$topo: one sudo per host, which ran every command echoed (the fakes' logs)"
+	else
+		skip "$topo: no fake command log (Linux hosts run the real commands)"
+	fi
 
 	bad=
 	while read -r h ifc ip peer; do
@@ -138,6 +179,7 @@ for h in d["plan"]:
 		return 0
 	fi
 	echo 3 > "$SIM_DIR/hosts/$victim/fail-sudo"
+	_is_mac "$victim" && from=$(wc -l < "$(sim_calls "$victim")")
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
 	r=$?
@@ -146,6 +188,19 @@ for h in d["plan"]:
 	grep -q "$victim: .*failed (exit 1): sudo: simulated failure" "$t/err" &&
 	    grep -q 'every host was put back as it was' "$t/err"
 	ok $? "$topo: the failure names the host, the command and its stderr"
+	if _is_mac "$victim"; then
+		# the third command failed inside the host's one setup script: one sudo
+		# for the setup (then one per undo command), three commands run as root
+		# (the third refused by fail-sudo), and the script stopped there
+		tail -n +$((from + 1)) "$(sim_calls "$victim")" > "$t/vcalls"
+		nundo=$(grep -c "^\[#\] $victim: .*(undo)" "$t/err")
+		nsetup=$(grep "^\[#\] $victim: " "$t/err" | grep -vc '(undo)')
+		[ "$(_sudo_runs "$victim" "$from")" = $((1 + nundo)) ] && [ "$nsetup" = 3 ] &&
+		    [ "$(grep -c '^rc=[^ ]* sudo=1 ' "$t/vcalls")" = $((3 + nundo)) ]
+		ok $? "$topo: ... the third command failed inside $victim's one sudo script, which stopped there (the fakes' log)"
+	else
+		skip "$topo: $victim runs the real commands: no fake command log"
+	fi
 	_state "$t/rolled"
 	cmp -s "$t/before" "$t/rolled"
 	ok $? "$topo: ... and every host is exactly as before"

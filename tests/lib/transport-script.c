@@ -37,6 +37,7 @@ struct ts_host {
 	struct ts_rt *rts;
 	size_t nrts;
 	size_t nsudo;
+	size_t nscripts;	/* setup scripts run through sudo */
 	size_t fault_k;
 	enum ts_fault fault;
 	struct jc_buf log;
@@ -632,6 +633,313 @@ ts_stream(struct jc_conn *c, const char *command, const char *in, size_t inlen,
 	return rc;
 }
 
+
+/* ---- setup scripts (apply's dialog): interpreted line by line ---- */
+
+/* One sh word made of '...' and \c parts at *p; NULL when there is none. */
+static char *
+sh_word(const char **p)
+{
+	struct jc_buf b = { 0 };
+	const char *s = *p;
+
+	while (*s == ' ')
+		s++;
+	while (*s == '\'' || (*s == '\\' && s[1] != '\0')) {
+		if (*s == '\\') {
+			buf_append(&b, s + 1, 1);
+			s += 2;
+			continue;
+		}
+		const char *e = strchr(s + 1, '\'');
+
+		if (e == NULL) {
+			buf_free(&b);
+			return NULL;
+		}
+		buf_append(&b, s + 1, (size_t)(e - s - 1));
+		buf_puts(&b, "");
+		s = e + 1;
+	}
+	*p = s;
+	return b.data != NULL ? buf_steal(&b) : NULL;
+}
+
+/* The text of "PREFIX'...'" (one quoted word and nothing else), or NULL. */
+static char *
+quoted_after(const char *s, const char *prefix)
+{
+	const char *p = s + strlen(prefix);
+	char *w;
+
+	if (strncmp(s, prefix, strlen(prefix)) != 0 || (w = sh_word(&p)) == NULL)
+		return NULL;
+	if (*p != '\0') {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* A setup script: its queries, and its commands as "sudo -n WORDS" with may_fail. */
+struct ts_script {
+	struct jc_strv queries;
+	struct jc_strv cmds;
+	bool *may_fail;
+};
+
+static void
+script_free(struct ts_script *sc)
+{
+	strv_free(&sc->queries);
+	strv_free(&sc->cmds);
+	free(sc->may_fail);
+}
+
+/* Parse "c K M 'w'..." lines of the privileged part. */
+static int
+script_inner(const char *inner, struct ts_script *sc)
+{
+	for (const char *line = inner; *line; ) {
+		size_t l = strcspn(line, "\n");
+		char *text = xstrndup(line, l);
+		unsigned long k, m;
+		int used = 0;
+
+		if (sscanf(text, "c %lu %lu%n", &k, &m, &used) == 2 && used > 0) {
+			const char *p = text + used;
+			struct jc_buf b = { 0 };
+			char *w;
+
+			if (k != sc->cmds.n + 1) {
+				free(text);
+				return -1;
+			}
+			buf_puts(&b, "sudo -n");
+			while ((w = sh_word(&p)) != NULL) {
+				buf_printf(&b, " %s", w);
+				free(w);
+			}
+			strv_push_owned(&sc->cmds, buf_steal(&b));
+			sc->may_fail = xreallocarray(sc->may_fail, sc->cmds.n, sizeof(bool));
+			sc->may_fail[sc->cmds.n - 1] = m == 1;
+		}
+		free(text);
+		line += l + (line[l] == '\n');
+	}
+	return 0;
+}
+
+static int
+script_parse(const char *command, struct ts_script *sc)
+{
+	static const char ex[] = "\nexec sudo -n /bin/sh -c ";
+	char *outer = quoted_after(command, "exec /bin/sh -c "), *inner = NULL;
+	const char *p = outer != NULL ? strstr(outer, ex) : NULL;
+	int rc = p != NULL ? 0 : -1;
+
+	memset(sc, 0, sizeof(*sc));
+	/* the queries: "b K; { QUERY; } </dev/null 2>&1; q K $?" lines before the exec */
+	for (const char *line = outer; rc == 0 && line < p; ) {
+		size_t l = strcspn(line, "\n");
+		char *text = xstrndup(line, l);
+		unsigned long k;
+		int used = 0;
+
+		if (sscanf(text, "b %lu; { %n", &k, &used) == 1 && used > 0) {
+			char *end = strstr(text + used, "; } </dev/null 2>&1; q ");
+
+			if (end == NULL || k != sc->queries.n + 1)
+				rc = -1;
+			else
+				strv_push_owned(&sc->queries, xstrndup(text + used,
+				    (size_t)(end - text - used)));
+		}
+		free(text);
+		line += l + (line[l] == '\n');
+	}
+	if (rc == 0) {
+		p += strlen(ex);
+		if ((inner = sh_word(&p)) == NULL || (*p != '\0' && *p != '\n'))
+			rc = -1;
+		else
+			rc = script_inner(inner, sc);
+	}
+	free(inner);
+	free(outer);
+	return rc;
+}
+
+/* The dialog's talk: what the script wrote and what it reads. */
+struct ts_talk {
+	const struct tp_dialog_cbs *cbs;
+	void *arg;
+	struct jc_buf in;	/* its standard input so far */
+	size_t ipos;
+};
+
+/* Write to the script's stdout; what the callback replies is its input. */
+static int
+talk(struct ts_talk *k, const char *data, size_t len, struct jc_err *err)
+{
+	struct jc_buf reply = { 0 };
+	int r = k->cbs->on_data(k->arg, 1, data, len, &reply);
+
+	if (reply.len > 0)
+		buf_append(&k->in, reply.data, reply.len);
+	buf_free(&reply);
+	return r != 0 ? jc_fail(err, TR_ESTOPPED, "stopped") : 0;
+}
+
+/* `read -r LINE`: false at the end of the input written so far. */
+static bool
+read_line(struct ts_talk *k, char **line)
+{
+	const char *s = k->in.data + k->ipos, *nl;
+
+	if (k->in.len <= k->ipos || (nl = memchr(s, '\n', k->in.len - k->ipos)) == NULL)
+		return false;
+	*line = xstrndup(s, (size_t)(nl - s));
+	k->ipos += (size_t)(nl - s) + 1;
+	return true;
+}
+
+/* Run one command of the script through the rules and the model. */
+static void
+script_cmd(struct ts *ts, struct ts_conn *c, const char *cmd, double timeout, struct ts_ans *a,
+    struct jc_err *err)
+{
+	pthread_mutex_lock(&ts->mu);
+	answer(ts, c, cmd, NULL, 0, timeout, a, err);
+	pthread_mutex_unlock(&ts->mu);
+}
+
+static int
+script_run(struct ts *ts, struct ts_conn *c, const struct ts_script *sc, struct ts_talk *k,
+    double timeout, int *status, struct jc_err *err)
+{
+	char *tok = NULL, *line = NULL;
+	struct jc_buf o = { 0 };
+	int rc = 0;
+
+	*status = 0;
+	if (!read_line(k, &tok)) {
+		*status = 97;
+		return 0;
+	}
+	for (size_t i = 0; i < sc->queries.n && rc == 0; i++) {
+		struct ts_ans a = { 0 };
+
+		script_cmd(ts, c, sc->queries.v[i], timeout, &a, err);
+		if ((rc = a.rc) == 0) {
+			buf_printf(&o, "%s B %zu\n%s%s\n%s Q %zu %d\n", tok, i + 1, a.out.data,
+			    a.err.data, tok, i + 1, a.status);
+			rc = talk(k, o.data, o.len, err);
+			o.len = 0;
+		}
+		buf_free(&a.out);
+		buf_free(&a.err);
+	}
+	if (rc == 0) {
+		buf_printf(&o, "%s R\n", tok);
+		rc = talk(k, o.data, o.len, err);
+		o.len = 0;
+	}
+	if (rc == 0 && !read_line(k, &line))
+		*status = 98;
+	else if (rc == 0 && strcmp(line, "go") == 0) {
+		/* exec sudo -n /bin/sh -c '...': the privileged part reads the token again */
+		free(tok);
+		tok = NULL;
+		pthread_mutex_lock(&ts->mu);
+		c->h->nscripts++;
+		pthread_mutex_unlock(&ts->mu);
+		if (!read_line(k, &tok))
+			*status = 97;
+		for (size_t i = 0; tok != NULL && i < sc->cmds.n && rc == 0 && *status == 0; i++) {
+			struct ts_ans a = { 0 };
+			size_t el;
+
+			buf_printf(&o, "%s S %zu\n", tok, i + 1);
+			rc = talk(k, o.data, o.len, err);
+			o.len = 0;
+			free(line);
+			line = NULL;
+			if (rc != 0)
+				break;
+			if (!read_line(k, &line)) {
+				*status = 98;
+				break;
+			}
+			if (strcmp(line, "go") != 0)
+				break;
+			script_cmd(ts, c, sc->cmds.v[i], timeout, &a, err);
+			if ((rc = a.rc) == 0) {
+				/* e=$(...) drops the trailing newlines */
+				for (el = a.err.len; el > 0 && a.err.data[el - 1] == '\n'; el--)
+					;
+				buf_printf(&o, "%s E %zu %d\n%.*s\n%s F\n", tok, i + 1, a.status,
+				    (int)el, a.err.data, tok);
+				rc = talk(k, o.data, o.len, err);
+				o.len = 0;
+				if (rc == 0 && a.status != 0 && !sc->may_fail[i])
+					*status = a.status;
+			}
+			buf_free(&a.out);
+			buf_free(&a.err);
+		}
+	}
+	free(tok);
+	free(line);
+	buf_free(&o);
+	return rc;
+}
+
+static int
+ts_dialog(struct jc_conn *c, const char *command, const char *in, size_t inlen,
+    const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
+    struct jc_err *err)
+{
+	struct ts *ts = c->t->priv;
+	struct ts_conn *tc = c->priv;
+	struct ts_talk k = { cbs, arg, { 0 }, 0 };
+	struct ts_script sc;
+	bool dead;
+	int rc;
+
+	pthread_mutex_lock(&ts->mu);
+	buf_printf(&tc->h->log, "%s\n", command);
+	dead = tc->dead;
+	pthread_mutex_unlock(&ts->mu);
+	if (dead)
+		return jc_fail(err, TR_ECHANNEL, "the session was lost");
+	for (size_t i = 0; i < ts->nrules; i++)
+		if (rule_matches(&ts->rules[i], tc->h->name, command)) {
+			/* a rule for the script: its output, stderr and status, nothing read */
+			const struct ts_rule *r = &ts->rules[i];
+
+			*status = r->status;
+			if ((r->out && *r->out && cbs->on_data(arg, 1, r->out, strlen(r->out), &k.in)) ||
+			    (r->err && *r->err && cbs->on_data(arg, 2, r->err, strlen(r->err), &k.in)))
+				rc = jc_fail(err, TR_ESTOPPED, "stopped");
+			else
+				rc = 0;
+			buf_free(&k.in);
+			return rc;
+		}
+	if (script_parse(command, &sc) != 0) {
+		script_free(&sc);
+		*status = 2;
+		return cbs->on_data(arg, 2, "sh: not a setup script\n", 23, &k.in) != 0 ?
+		    jc_fail(err, TR_ESTOPPED, "stopped") : 0;
+	}
+	buf_append(&k.in, in, inlen);
+	rc = script_run(ts, tc, &sc, &k, timeout, status, err);
+	script_free(&sc);
+	buf_free(&k.in);
+	return rc;
+}
+
 static void
 ts_close(struct jc_conn *c)
 {
@@ -681,9 +989,28 @@ static const struct jc_transport_ops ts_ops = {
 	.connect = ts_connect,
 	.run = ts_run,
 	.stream = ts_stream,
+	.dialog = ts_dialog,
 	.close = ts_close,
 	.free = ts_free,
 };
+
+/* The same without the dialog: apply then runs one exec per command. */
+static const struct ts_ops_nodialog {
+	struct jc_transport_ops ops;
+} ts_ops_plain = { {
+	.name = "script",
+	.connect = ts_connect,
+	.run = ts_run,
+	.stream = ts_stream,
+	.close = ts_close,
+	.free = ts_free,
+} };
+
+void
+ts_per_command(struct jc_transport *t)
+{
+	t->ops = &ts_ops_plain.ops;
+}
 
 struct jc_transport *
 ts_new(void)
@@ -769,6 +1096,12 @@ size_t
 ts_sudo_count(struct jc_transport *t, const char *host)
 {
 	return host_get(t->priv, host)->nsudo;
+}
+
+size_t
+ts_script_count(struct jc_transport *t, const char *host)
+{
+	return host_get(t->priv, host)->nscripts;
 }
 
 char *

@@ -7,7 +7,8 @@
  * IPv4 addresses and an up flag, bridge0 members, host routes) that the
  * setup and restore commands of macOS (ifconfig, route) and Linux (ip)
  * change and their queries print, in the formats of the real tools. Faults
- * are injected by count ("the k-th sudo command on host h fails"). Nothing
+ * are injected by count ("the k-th sudo command on host h fails", whether
+ * it runs alone or inside a setup script, see ts_script_count). Nothing
  * waits: a delay at or beyond the command's timeout, or a hang, is the
  * timeout error at once.
  */
@@ -38,6 +39,9 @@ enum ts_fault {
 
 struct jc_transport *ts_new(void);
 
+/* Drop the dialog op: apply then runs each command as its own exec. */
+void ts_per_command(struct jc_transport *t);
+
 /* Rules are tried in the order added, before the host model. Copied. */
 void ts_rule(struct jc_transport *t, const struct ts_rule *r);
 
@@ -58,6 +62,15 @@ void ts_fault_at(struct jc_transport *t, const char *host, size_t k, enum ts_fau
 
 /* Commands run through sudo on host so far. */
 size_t ts_sudo_count(struct jc_transport *t, const char *host);
+
+/*
+ * Setup scripts (apply's dialog op) run on host through sudo. The script is
+ * interpreted, not run: its queries and then, after "go", its commands one
+ * by one, each answered as the command alone would be (rules, model) and
+ * counted as a sudo command (ts_fault_at, ts_sudo_count) and logged as
+ * "sudo -n COMMAND".
+ */
+size_t ts_script_count(struct jc_transport *t, const char *host);
 
 /* Every command run on host, one per line (new string). */
 char *ts_log(struct jc_transport *t, const char *host);

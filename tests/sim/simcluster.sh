@@ -185,18 +185,13 @@ while [ \$# -gt 0 ]; do
     esac
 done
 [ \$# -gt 0 ] || { echo "usage: sudo [-n] command" >&2; exit 1; }
-# failure injection for tests: $hd/fail-sudo holds N: the Nth command run
-# through sudo (except \`sudo true\`) fails without running; N+: the Nth
-# and every later one
-if [ -f "$hd/fail-sudo" ] && [ "\$*" != true ]; then
-    n=\$(( \$(cat "$hd/fail-sudo.count" 2>/dev/null || echo 0) + 1 ))
-    echo "\$n" > "$hd/fail-sudo.count"
-    f=\$(cat "$hd/fail-sudo")
-    if [ "\$n" = "\$f" ] || { [ "\${f%+}" != "\$f" ] && [ "\$n" -ge "\${f%+}" ]; }; then
-        echo "sudo: simulated failure (fail-sudo)" >&2
-        exit 1
-    fi
-fi
+# failure injection for tests (see $hd/sudo-lib/fail-check); a shell run
+# through sudo is not counted itself: the commands it runs are (ip, through
+# $hd/sudo-bin first on its PATH)
+case \${1##*/} in
+sh|bash|dash) PATH="$hd/sudo-bin:\$PATH"; export PATH ;;
+*) "$hd/sudo-lib/fail-check" "\$*" || exit 1 ;;
+esac
 if [ "\$mode" = password ]; then
     if [ \$nonint = 1 ]; then echo "sudo: a password is required" >&2
     else echo "sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper" >&2
@@ -206,6 +201,28 @@ fi
 exec "\$@"
 EOF
     chmod 755 "$hd/bin/sudo"
+    mkdir -p "$hd/sudo-lib" "$hd/sudo-bin"
+    cat > "$hd/sudo-lib/fail-check" <<EOF
+#!/bin/sh
+# failure injection for tests: $hd/fail-sudo holds N: the Nth privileged
+# command (run through sudo, or by a script run through sudo; \`sudo true\`
+# is not counted) fails without running; N+: the Nth and every later one.
+[ -f "$hd/fail-sudo" ] && [ "\$1" != true ] || exit 0
+n=\$(( \$(cat "$hd/fail-sudo.count" 2>/dev/null || echo 0) + 1 ))
+echo "\$n" > "$hd/fail-sudo.count"
+f=\$(cat "$hd/fail-sudo")
+if [ "\$n" = "\$f" ] || { [ "\${f%+}" != "\$f" ] && [ "\$n" -ge "\${f%+}" ]; }; then
+    echo "sudo: simulated failure (fail-sudo)" >&2
+    exit 1
+fi
+EOF
+    cat > "$hd/sudo-bin/ip" <<EOF
+#!/bin/sh
+# ip in a script run through sudo: one privileged command for fail-sudo
+"$hd/sudo-lib/fail-check" "ip \$*" || exit 1
+exec $(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v ip) "\$@"
+EOF
+    chmod 755 "$hd/sudo-lib/fail-check" "$hd/sudo-bin/ip"
 }
 
 write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]

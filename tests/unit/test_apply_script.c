@@ -8,7 +8,10 @@
  * back in its state from before the setup (or, for a lost session, that
  * the host is reported as not put back and a later restore puts it back).
  * A failure of a command that may fail must change nothing: the setup
- * then completes.
+ * then completes. Everything runs twice: with the setup as one script per
+ * host run through one sudo (the transport interprets the script, counting
+ * each of its commands as a sudo command), and with one exec per command
+ * (a transport without the dialog op).
  */
 #include "config.h"
 
@@ -25,6 +28,9 @@
 #include "apply.h"
 
 enum { MAX_HOSTS = 3 };
+
+/* The second pass: a transport without the dialog op. */
+static bool per_command;
 
 struct scen {
 	const char *name;
@@ -119,6 +125,8 @@ world_init(struct world *w, const struct scen *sc)
 	memset(w, 0, sizeof(*w));
 	w->sc = sc;
 	w->t = ts_new();
+	if (per_command)
+		ts_per_command(w->t);
 	w->h = inv_new(sc->n, NULL);
 	inv_mesh(w->h, sc->n, 80);
 	for (size_t i = 0; i < sc->n; i++) {
@@ -269,7 +277,7 @@ baseline(const struct scen *sc, char **planned, size_t *ncmds)
 	struct echo echo = { 0 };
 	struct jc_err err = { 0 };
 	char *why = NULL;
-	bool echo_ok = true;
+	bool echo_ok = true, one_sudo = true;
 	int rc;
 
 	world_init(&w, sc);
@@ -278,6 +286,9 @@ baseline(const struct scen *sc, char **planned, size_t *ncmds)
 	for (size_t i = 0; i < sc->n; i++) {
 		char *log = sudo_log(&w, i);
 
+		if (ts_script_count(w.t, w.h[i].name) != (per_command ? 0 : 1))
+			one_sudo = false;
+
 		planned[i] = ts_state(w.t, w.h[i].name);
 		ncmds[i] = ts_sudo_count(w.t, w.h[i].name);
 		echo_ok = echo_ok && strcmp(log, echo.b[i].data ? echo.b[i].data : "") == 0;
@@ -285,6 +296,8 @@ baseline(const struct scen *sc, char **planned, size_t *ncmds)
 		buf_free(&echo.b[i]);
 	}
 	ok(echo_ok, "%s: the echoed commands are exactly those the hosts ran", sc->name);
+	ok(one_sudo, "%s: %s", sc->name, per_command ? "no setup script (one exec per command)" :
+	    "one setup script through sudo per host");
 	ok(!states_are(&w, NULL, (size_t)-1, &why), "%s: the setup changed every host", sc->name);
 	free(why);
 	why = NULL;
@@ -441,6 +454,36 @@ test_unreachable(const struct scen *sc)
 	world_free(&w);
 }
 
+/* One host's script cannot even start: nobody changes anything. */
+static void
+test_script_refused(const struct scen *sc)
+{
+	struct world w;
+	struct apply_result res;
+	struct echo echo = { 0 };
+	struct jc_err err = { 0 };
+	char *why = NULL;
+	bool none = true;
+	int rc;
+
+	world_init(&w, sc);
+	ts_rule(w.t, &(struct ts_rule){ .host = w.h[sc->n - 1].name, .command = "exec /bin/sh -c *",
+	    .err = "sh: cannot execute\n", .status = 126 });
+	rc = run_apply(&w, &res, &echo, &err);
+	for (size_t i = 0; i < sc->n; i++)
+		none = none && ts_sudo_count(w.t, w.h[i].name) == 0;
+	ok(rc < 0 && strstr(err.msg, "nothing was changed") &&
+	    strstr(err.msg, "ended before its capture (exit 126): sh: cannot execute") &&
+	    res.hosts[sc->n - 1].status == APPLY_HOST_ERROR && none &&
+	    ts_script_count(w.t, w.h[0].name) == 0 && states_are(&w, NULL, (size_t)-1, &why),
+	    "%s: one host's script refused: no host goes past its capture (%s)", sc->name, err.msg);
+	free(why);
+	apply_result_clear(&res);
+	for (size_t i = 0; i < sc->n; i++)
+		buf_free(&echo.b[i]);
+	world_free(&w);
+}
+
 int
 main(void)
 {
@@ -448,12 +491,18 @@ main(void)
 		{ "3 Macs", 3, { false, false, false } },
 		{ "3 Linux hosts", 3, { true, true, true } },
 		{ "a Mac and a Linux host", 2, { false, true } },
+		{ "3 Macs, one exec per command", 3, { false, false, false } },
+		{ "3 Linux hosts, one exec per command", 3, { true, true, true } },
+		{ "a Mac and a Linux host, one exec per command", 2, { false, true } },
 	};
 
 	for (size_t s = 0; s < JC_ARRAY_LEN(scens); s++) {
+		per_command = s >= 3;
 		test_rollback(&scens[s]);
 		test_restore(&scens[s]);
 		test_unreachable(&scens[s]);
+		if (!per_command)
+			test_script_refused(&scens[s]);
 	}
 	return done_testing();
 }

@@ -88,7 +88,9 @@ class Host:
 
     # ---- logs ----
     def log(self, argv, rc, mutating):
-        line = f"rc={rc} sudo={1 if self.sudo else 0} {shlex.join(argv)}\n"
+        # one line each, even for a script given as an argument
+        text = shlex.join(argv).replace("\n", "\\n")
+        line = f"rc={rc} sudo={1 if self.sudo else 0} {text}\n"
         files = ["calls.log"] + (["mutations.log"] if mutating else [])
         for name in files:
             fd = os.open(os.path.join(self.dir, name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -1359,13 +1361,25 @@ def cmd_socketfilterfw(host, args):
 # --------------------------------------------------------------------------
 # sudo, sw_vers, sysctl, uname, scutil
 
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh")
+
+
+def sudo_script(cmd):
+    """A shell run through sudo (`sudo sh -c SCRIPT`): the privileged commands
+    are those the script runs, and they are what fail-sudo counts."""
+    return bool(cmd) and os.path.basename(cmd[0]) in SHELLS
+
+
 def sudo_should_fail(host, cmd):
     """Failure injection for tests: when HOSTDIR/fail-sudo holds a number N,
     the Nth command run through sudo (counted in HOSTDIR/fail-sudo.count;
     `sudo true`, a mere check, is not counted) fails without running; with
-    "N+", the Nth and every later one fail."""
+    "N+", the Nth and every later one fail.  A shell run through sudo is not
+    counted itself: every fake command it runs is (they see
+    SIMCLUSTER_SUDO_SCRIPT=1, set by the fake sudo), so the Nth privileged
+    command fails whether each runs through its own sudo or all through one."""
     path = os.path.join(host.dir, "fail-sudo")
-    if cmd == ["true"] or not os.path.exists(path):
+    if cmd == ["true"] or sudo_script(cmd) or not os.path.exists(path):
         return False
     with open(os.path.join(host.dir, "state.lock"), "a") as lf:
         fcntl.flock(lf, fcntl.LOCK_EX)
@@ -1424,6 +1438,10 @@ def cmd_sudo(host, args, argv):
     env = dict(os.environ)
     env["SIMCLUSTER_SUDO"] = "1"
     env["SUDO_USER"] = env.get("USER", "admin")
+    if sudo_script(cmd):
+        env["SIMCLUSTER_SUDO_SCRIPT"] = "1"
+    else:
+        env.pop("SIMCLUSTER_SUDO_SCRIPT", None)
     try:
         os.execvpe(cmd[0], cmd, env)
     except OSError:
@@ -1550,6 +1568,12 @@ def main(argv):
         return reboot(host)
     cmd, args = os.path.basename(argv[3]) if len(argv) > 3 else "", argv[4:]
     full = [cmd] + args
+    if (cmd != "sudo" and os.environ.get("SIMCLUSTER_SUDO_SCRIPT") == "1" and
+            sudo_should_fail(host, full)):
+        # a privileged command of a script run through sudo: counted as one
+        err("sudo: simulated failure (fail-sudo)\n")
+        host.log(full, 1, False)
+        return 1
     simple = {
         "system_profiler": cmd_system_profiler,
         "ibv_devices": cmd_ibv_devices,
