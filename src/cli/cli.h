@@ -42,6 +42,10 @@ enum jc_optid {
 	OPT_CONNECTIONS_PER_IP,
 	OPT_TIMEOUT,
 	OPT_STATE_DIR,
+	OPT_INTERVAL,
+	OPT_COUNT,
+	OPT_UNTIL_EVENT,
+	OPT_MAX_RECONNECTS,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -109,6 +113,10 @@ struct jc_opts {
 	long connections_per_ip;	/* default 1 */
 	double timeout;			/* verify: bound on any wait, default 30 */
 	const char *state_dir;
+	double interval;		/* watch: seconds between looks, default 2 */
+	long count;			/* watch: stop after N snapshots, 0: never */
+	const char *until_event;	/* watch: stop after an event of these kinds */
+	long max_reconnects;		/* watch: default 10 */
 	int argc;			/* positional arguments */
 	char **argv;
 	bool json_printed;		/* the command printed its --json document */

@@ -20,6 +20,10 @@
 #   simcluster.sh info               print the state folder, ssh_config, hosts and cables
 #   simcluster.sh snapshot DIR       write DIR/H.mutations.txt, H.calls.txt, H.ip4.txt
 #                                    (IPv4 addresses + routes now) for every host
+#   simcluster.sh unplug H IF        pull the cable on H's IF (fakes and kernel together)
+#   simcluster.sh plug H IF [P PIF]  plug H's IF to P's PIF (moving a cable already on
+#                                    H IF), or back where it was pulled from
+#   simcluster.sh speed H IF GBPS    the cable on H's IF now links at GBPS Gb/s
 #
 # Settings (environment):
 #   KC_PREFIX=sc                 namespaces sc-<host>, sc--unplugged; bridge sc-br;
@@ -493,6 +497,9 @@ case ${1:-} in
     hosts) host_names | paste -sd, - ;;
     exec) shift; cmd_exec "$@" ;;
     snapshot) shift; cmd_snapshot "$@" ;;
+    unplug | plug | speed)
+        [[ -f $DIR/topology.json ]] || die "no cluster in $DIR"
+        exec "$(pick_python)" "$HERE/fakemac/simcable.py" "$DIR" "$PREFIX" "$MGMT" "$@" ;;
     ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
-    *) sed -n '3,22p' "$0"; exit 2 ;;
+    *) sed -n '3,26p' "$0"; exit 2 ;;
 esac
