@@ -331,7 +331,10 @@ watch_snapshot_text(const struct watch_snapshot *s)
 		const struct watch_cable *c = &s->cables[k];
 		char *name = cable_text(c);
 
-		buf_printf(&b, "%-40s %3d Gb/s", name, c->gbps);
+		if (c->gbps > 0)
+			buf_printf(&b, "%-40s %3d Gb/s", name, c->gbps);
+		else
+			buf_printf(&b, "%-40s   ? Gb/s", name);
 		for (int e = 0; e < 2; e++)
 			buf_printf(&b, "  %s:%s %s %s", c->end[e].iface, tri_text(c->end[e].carrier),
 			    rdma_text(c->end[e].rdma), c->end[e].addr ? c->end[e].addr : "-");
