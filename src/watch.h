@@ -85,8 +85,9 @@ char *watch_snapshot_text(const struct watch_snapshot *s);
  * naming a peer port that does not name it back). Returns NULL when every
  * port of a listed host that names a listed peer is named back, else a key
  * listing those one-sided ports (new string): a caller diffs such a view
- * only once the same key comes twice in a row (a one-sided cable that
- * stays is real; one that goes away was a change half seen).
+ * only once the same key has come in enough looks in a row that every
+ * host has been looked at again since (a one-sided cable that stays is
+ * real; one that goes away was a change half seen).
  */
 char *watch_unsettled_key(const struct graph *g);
 

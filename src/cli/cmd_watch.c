@@ -44,6 +44,7 @@ static const char *const extra_kinds[] = {
 };
 
 #define TTY_EVENTS 12
+#define WATCH_SETTLE_ROUNDS 3
 
 struct watch_state {
 	struct jc_opts *o;
@@ -56,6 +57,7 @@ struct watch_state {
 	bool tty, json, started;
 	struct watch_snapshot prev;
 	char *prev_key;		/* watch_unsettled_key() of the last round */
+	int key_rounds;		/* how many rounds in a row gave prev_key */
 	long rounds;
 	bool done;		/* --count or --until-event reached */
 	char *events[TTY_EVENTS];	/* the last events, for the terminal */
@@ -262,16 +264,24 @@ round_run(struct watch_state *ws)
 	watch_snapshot_build(g, &snap);
 	key = watch_unsettled_key(g);
 	graph_free(g);
-	if (key != NULL && (ws->prev_key == NULL || strcmp(key, ws->prev_key) != 0)) {
-		/* a change seen from one end only: look again before believing it */
-		jc_info(NULL, "one-sided ports (%s): waiting for the next look", key);
-		free(ws->prev_key);
-		ws->prev_key = key;
+	if (key != NULL && ws->prev_key != NULL && strcmp(key, ws->prev_key) == 0)
+		ws->key_rounds++;
+	else
+		ws->key_rounds = 1;
+	free(ws->prev_key);
+	ws->prev_key = key;
+	/*
+	 * A change seen from one end only: believed on the third round in a
+	 * row that shows it. The snapshot a host delivers in the round after
+	 * the first may have been taken before that round ended (before the
+	 * change, for all we know); the one of the round after that was
+	 * started after it, so after the change.
+	 */
+	if (key != NULL && ws->key_rounds < WATCH_SETTLE_ROUNDS) {
+		jc_info(NULL, "one-sided ports (%s): waiting for another look", key);
 		watch_snapshot_free(&snap);
 		return;
 	}
-	free(ws->prev_key);
-	ws->prev_key = key;
 	if (!ws->started) {
 		json_t *o = json_pack("{s:s, s:o}", "event", "snapshot", "cables",
 		    watch_snapshot_json(&snap));
