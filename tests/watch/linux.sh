@@ -17,14 +17,23 @@ sim_up linux-pair 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up
 ip -n "$(sim_ns lx2)" addr add 192.168.78.2/30 dev eth1
 ok $? "an address on lx2 eth1 (kernel)"
 
+# --until-event: watch ends by itself after the first unplug
+watch_start "$t/ev0" --json --interval 0.5 --until-event unplugged,moved --hosts lx1,lx2
+wait_event "$t/ev0" '"event":"snapshot"'
+ok $? "a first snapshot" || diag "$(cat "$t/ev0.err")"
+is "$(WEV_FMT='"\n".join("|".join(sorted(x["host"]+" "+x["iface"] for x in c["ends"])) for c in e["cables"])' wev "$t/ev0" snapshot)" \
+    "lx1 eth1|lx2 eth1" "the topology's one cable, lx1 eth1 -- lx2 eth1"
+w0=$WATCH_PID
 watch_start "$t/ev" --json --interval 0.5 --hosts lx1,lx2
 wait_event "$t/ev" '"event":"snapshot"'
-ok $? "a first snapshot" || diag "$(cat "$t/ev.err")"
-is "$(WEV_FMT='"\n".join("|".join(sorted(x["host"]+" "+x["iface"] for x in c["ends"])) for c in e["cables"])' wev "$t/ev" snapshot)" \
-    "lx1 eth1|lx2 eth1" "the topology's one cable, lx1 eth1 -- lx2 eth1"
+ok $? "a second watch, to follow the rest"
 
 sim_unplug lx1 eth1
 ok $? "unplug lx1 eth1"
+wait "$w0"
+is "$?" 0 "--until-event unplugged,moved: the first watch ended by itself, status 0"
+is "$(tail -n 1 "$t/ev0" | python3 -c 'import json, sys; print(json.load(sys.stdin)["event"])')" \
+    unplugged "its last line is the unplugged event"
 wait_event "$t/ev" '"event":"unplugged"'
 ok $? "an unplugged event"
 is "$(wev_ends "$t/ev" unplugged before)" "lx1 eth1|lx2 eth1" "it names both ports"
