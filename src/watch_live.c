@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -323,6 +324,7 @@ struct wl *
 wl_start(const struct jc_host *hosts, size_t n, const struct wl_opts *o)
 {
 	struct wl *w = xcalloc(1, sizeof(*w));
+	sigset_t block, old;
 	size_t started = 0;
 
 	w->o = *o;
@@ -344,6 +346,12 @@ wl_start(const struct jc_host *hosts, size_t n, const struct wl_opts *o)
 	pthread_cond_init(&w->cv, NULL);
 	w->n = n;
 	w->h = xcalloc(n ? n : 1, sizeof(*w->h));
+	/* the caller's thread takes the signals (interrupts), not the sessions */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (size_t i = 0; i < n; i++) {
 		struct wl_host *h = &w->h[i];
 
@@ -357,6 +365,7 @@ wl_start(const struct jc_host *hosts, size_t n, const struct wl_opts *o)
 			started++;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (started == 0 && n > 0) {
 		wl_stop(w);
 		return NULL;

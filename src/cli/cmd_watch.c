@@ -396,6 +396,11 @@ update(struct watch_state *ws, struct wl_update *u)
 		}
 		break;
 	case WL_BAD:
+		if (!ws->started && !ws->have[i]) {
+			/* as probe: a host whose outputs cannot be understood fails it */
+			jc_error(ws->h->v[i].name, "%s", u->msg ? u->msg : "unreadable outputs");
+			return JC_EXIT_FAIL;
+		}
 		host_event(ws, "error", i, u->msg, 0);
 		break;
 	}

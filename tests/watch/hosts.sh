@@ -8,7 +8,7 @@
 # it is given up (host-lost), and when every host is given up watch ends
 # with status 3 (unreachable) and says why. A host unreachable from the
 # start fails the command as mlx.distributed_config would, unless
-# --ignore-unreachable.
+# --ignore-unreachable; one whose outputs are garbage fails it with 1.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/watch/lib.sh"
@@ -74,4 +74,16 @@ ok $? "with mlx's list of hosts" || diag "$(cat "$t/err")"
 is "$?" 3 "--ignore-unreachable with no host left: exit status 3"
 grep -q 'no reachable host left to watch' "$t/err"
 ok $? "no reachable host left" || diag "$(cat "$t/err")"
+
+# a host whose outputs cannot be understood at the start: an error naming
+# it, exit 1, as probe (tests/probe/garbage.sh); bounded, so that a watch
+# that would wait for it forever fails instead of hanging
+sim_up garbage 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
+timeout 120 "$JACCL_CONFIG" watch -F "$(sim_ssh_config)" --connect-timeout 2 --hosts mini1,mini2,mini3 \
+    --interval 0.5 >"$t/out" 2>"$t/err"
+is "$?" 1 "garbage from mini2's system_profiler: exit 1"
+grep -q '^jaccl-config: mini2: error: ' "$t/err"
+ok $? "the error names mini2" || diag "$(cat "$t/err")"
+wait_no_loops mini1 mini2 mini3
+ok $? "no remote loop or ssh session left"
 done_testing
