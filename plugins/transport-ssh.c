@@ -402,6 +402,8 @@ tr_stream_wait(struct tr_stream *st, double timeout, int *status, char **signal,
 			break;
 		if (st->cbs.on_tick != NULL)
 			st->cbs.on_tick(st->arg);
+		if (st->cbs.should_stop != NULL && st->cbs.should_stop(st->arg))
+			tr_stream_stop(st);
 		if (deadline > 0 && jc_now() > deadline) {
 			kill_remote(st);
 			return jc_fail(err, TR_ETIMEOUT, "%s: remote command timed out after %g s",
@@ -475,7 +477,7 @@ int
 tr_run(struct tr_session *s, const char *command, const char *in, size_t inlen,
     double timeout, size_t cap, struct tr_result *res, struct jc_err *err)
 {
-	static const struct tr_stream_cbs cbs = { collect_data, NULL };
+	static const struct tr_stream_cbs cbs = { collect_data, NULL, NULL };
 	struct collect c = { .cap = cap ? cap : TR_DEFAULT_CAP };
 	struct tr_stream *st;
 	double t0 = jc_now();
@@ -592,7 +594,7 @@ ssh_op_dialog(struct jc_conn *c, const char *command, const char *in, size_t inl
     const struct tp_dialog_cbs *cbs, void *arg, double timeout, int *status,
     struct jc_err *err)
 {
-	static const struct tr_stream_cbs scbs = { dialog_data, dialog_tick };
+	static const struct tr_stream_cbs scbs = { dialog_data, dialog_tick, NULL };
 	struct ssh_dialog d = { cbs, arg, NULL };
 	int r = tr_stream_start(c->priv, command, &scbs, &d, &d.st, err);
 

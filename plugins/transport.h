@@ -125,6 +125,11 @@ struct tr_stream_cbs {
 	int (*on_data)(void *arg, int fd, const char *data, size_t len);
 	/* Optional: called at least every 50 ms while waiting. */
 	void (*on_tick)(void *arg);
+	/*
+	 * Optional: asked at least every 50 ms while waiting; non-zero stops
+	 * the command (as tr_stream_stop()), even when no output comes.
+	 */
+	int (*should_stop)(void *arg);
 };
 
 /*

@@ -521,7 +521,7 @@ rank_thread(void *arg)
 {
 	struct rank *k = arg;
 	struct launch *l = k->l;
-	struct tr_stream_cbs cbs = { on_data, NULL };
+	struct tr_stream_cbs cbs = { on_data, NULL, NULL };
 	struct tr_stream *st = NULL;
 	double t0 = jc_now();
 	char *sig = NULL;

@@ -502,7 +502,7 @@ probe_one(struct shared *sh, size_t i)
 	struct jc_host *h = &sh->hosts[i];
 	struct jc_raw tmp = { 0 }, *raw = sh->raws ? &sh->raws[i] : &tmp;
 	struct collector c = { .cap = sh->o->cap ? sh->o->cap : TR_DEFAULT_CAP };
-	static const struct tr_stream_cbs cbs = { collect, NULL };
+	static const struct tr_stream_cbs cbs = { collect, NULL, NULL };
 	struct jc_conn *s = NULL;
 	struct jc_err err = { 0 };
 	size_t ends[256];

@@ -304,3 +304,59 @@ watch_event_json(const struct watch_event *e)
 	free(t);
 	return o;
 }
+
+json_t *
+watch_snapshot_json(const struct watch_snapshot *s)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < s->n; k++)
+		json_array_append_new(a, cable_json(&s->cables[k]));
+	return a;
+}
+
+static const char *
+rdma_text(enum jc_port_state st)
+{
+	return st == JC_PORT_UNKNOWN ? "-" : jc_port_state_name(st);
+}
+
+char *
+watch_snapshot_text(const struct watch_snapshot *s)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (size_t k = 0; k < s->n; k++) {
+		const struct watch_cable *c = &s->cables[k];
+		char *name = cable_text(c);
+
+		if (c->gbps > 0)
+			buf_printf(&b, "%-40s %3d Gb/s", name, c->gbps);
+		else
+			buf_printf(&b, "%-40s   ? Gb/s", name);
+		for (int e = 0; e < 2; e++)
+			buf_printf(&b, "  %s:%s %s %s", c->end[e].iface, tri_text(c->end[e].carrier),
+			    rdma_text(c->end[e].rdma), c->end[e].addr ? c->end[e].addr : "-");
+		buf_puts(&b, "\n");
+		free(name);
+	}
+	return buf_steal(&b);
+}
+
+char *
+watch_unsettled_key(const struct graph *g)
+{
+	struct jc_buf b = { 0 };
+
+	for (size_t k = 0; k < g->nstrays; k++) {
+		const struct graph_stray *st = &g->strays[k];
+		const struct jc_port *p = &g->hosts[st->host].ports[st->port];
+
+		if (st->kind != GRAPH_STRAY_ONE_SIDED)
+			continue;
+		buf_printf(&b, "%s%s:%s>%s", b.len ? " " : "", g->hosts[st->host].name,
+		    p->iface ? p->iface : "?", st->peer_id ? st->peer_id : "?");
+	}
+	return b.len ? buf_steal(&b) : NULL;
+}

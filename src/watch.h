@@ -73,4 +73,22 @@ char *watch_event_text(const struct watch_event *e);
 /* The event as a JSON object: {"event", "cable": {...}, "before"/"after", ...}. */
 json_t *watch_event_json(const struct watch_event *e);
 
+/* The cables of a snapshot as a JSON array of cable objects (as in events). */
+json_t *watch_snapshot_json(const struct watch_snapshot *s);
+
+/* One line per cable of s for a terminal (new string, "" when none). */
+char *watch_snapshot_text(const struct watch_snapshot *s);
+
+/*
+ * Whether g is a view caught in the middle of a change: hosts are probed
+ * one by one, so a cable just moved may be seen from one end only (a port
+ * naming a peer port that does not name it back). Returns NULL when every
+ * port of a listed host that names a listed peer is named back, else a key
+ * listing those one-sided ports (new string): a caller diffs such a view
+ * only once the same key has come in enough looks in a row that every
+ * host has been looked at again since (a one-sided cable that stays is
+ * real; one that goes away was a change half seen).
+ */
+char *watch_unsettled_key(const struct graph *g);
+
 #endif

@@ -119,6 +119,20 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_PERSIST, "persist", 0, no_argument, NULL,
 	  "make the setup survive a reboot (the system's own network configuration)",
 	  .kind = OPTK_FLAG, .dest = D(persist) },
+	{ OPT_INTERVAL, "interval", 0, required_argument, "SECONDS",
+	  "watch: seconds between two looks at every host (default 2)",
+	  .kind = OPTK_SECONDS, .dest = D(interval) },
+	{ OPT_COUNT, "count", 0, required_argument, "N",
+	  "watch: stop after N snapshots of the cabling",
+	  .kind = OPTK_INT, .dest = D(count), .ival = 1, .imax = 1000000000,
+	  .bad = "Number should be positive" },
+	{ OPT_UNTIL_EVENT, "until-event", 0, required_argument, "EVENT",
+	  "watch: stop after the first event of a kind in EVENT (comma separated, or any)",
+	  .kind = OPTK_STR, .dest = D(until_event) },
+	{ OPT_MAX_RECONNECTS, "max-reconnects", 0, required_argument, "N",
+	  "watch: reconnections in a row before a host is given up (default 10)",
+	  .kind = OPTK_INT, .dest = D(max_reconnects), .ival = 1, .imax = 1000,
+	  .bad = "Number should be positive" },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -163,6 +177,11 @@ static const enum jc_optid restore_opts[] = {
 static const enum jc_optid doctor_opts[] = {
 	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT_STATE_DIR, OPT_SAVE, OPT__END
 };
+static const enum jc_optid watch_opts[] = {
+	OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW,
+	OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_INTERVAL, OPT_JSON, OPT_COUNT, OPT_UNTIL_EVENT,
+	OPT_MAX_RECONNECTS, OPT__END
+};
 static const enum jc_optid completion_opts[] = { OPT__END };
 
 const struct jc_cmd jc_cmds[] = {
@@ -190,6 +209,9 @@ const struct jc_cmd jc_cmds[] = {
 	{ "doctor", cmd_doctor, "",
 	  "find every known cause of a broken Thunderbolt/RDMA cluster",
 	  doctor_opts, JC_CMD_NEEDS_HOSTS },
+	{ "watch", cmd_watch, "",
+	  "show every cable's state live and report each change as it happens",
+	  watch_opts, JC_CMD_NEEDS_HOSTS },
 	{ "completion", cmd_completion, "bash|zsh|fish",
 	  "print the shell completion script (used by the build)",
 	  completion_opts, JC_CMD_HIDDEN },
@@ -560,6 +582,8 @@ opts_defaults(struct jc_opts *o, const struct jc_cmd *cmd)
 	o->connect_timeout = 5;
 	o->command_timeout = 60;
 	o->timeout = 30;
+	o->interval = 2;
+	o->max_reconnects = 10;
 	o->starting_port = 32323;
 	o->connections_per_ip = 1;
 }

@@ -44,6 +44,10 @@ enum jc_optid {
 	OPT_STATE_DIR,
 	OPT_SUBNET,
 	OPT_PERSIST,
+	OPT_INTERVAL,
+	OPT_COUNT,
+	OPT_UNTIL_EVENT,
+	OPT_MAX_RECONNECTS,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -113,6 +117,10 @@ struct jc_opts {
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */
+	double interval;		/* watch: seconds between looks, default 2 */
+	long count;			/* watch: stop after N snapshots, 0: never */
+	const char *until_event;	/* watch: stop after an event of these kinds */
+	long max_reconnects;		/* watch: default 10 */
 	int argc;			/* positional arguments */
 	char **argv;
 	bool json_printed;		/* the command printed its --json document */

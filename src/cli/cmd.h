@@ -31,6 +31,7 @@ int cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 int cmd_launch(struct jc_opts *o);
 int cmd_restore(struct jc_opts *o);
 int cmd_doctor(struct jc_opts *o);
+int cmd_watch(struct jc_opts *o);
 int cmd_completion(struct jc_opts *o);	/* completion.c */
 
 /* The reports of verify-rank's rank 0 and of verify, for people (verify_report.c). */

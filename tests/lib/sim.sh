@@ -215,6 +215,43 @@ sim_cable_up() {
 	_sim_if=$(sim_port_if "$1" "$2") && ip -n "$(sim_ns "$1")" link set "$_sim_if" up
 }
 
+# sim_unplug H IF: pull the cable on H's interface IF: both ends lose it in
+# the fake commands (system_profiler shows no device on either receptacle,
+# ibv_devinfo PORT_DOWN) and in the kernel (no carrier; addresses stay).
+sim_unplug() { _sim_env bash "$SIM_SIMCLUSTER" unplug "$@"; }
+
+# sim_plug H IF [PEER PEER_IF]: plug H's IF to PEER's PEER_IF (a cable
+# already on H IF is moved there: replugged elsewhere), or without a peer
+# back where it was pulled from.
+sim_plug() { _sim_env bash "$SIM_SIMCLUSTER" plug "$@"; }
+
+# sim_speed H IF GBPS: the cable on H's IF now links at GBPS Gb/s (both ends;
+# RDMA goes PORT_DOWN below 80, as on a Mac).
+sim_speed() { _sim_env bash "$SIM_SIMCLUSTER" speed "$@"; }
+
+# sim_mgmt_if H: print H's management interface (en0 on a Mac, eth0 on Linux).
+sim_mgmt_if() {
+	python3 -c '
+import json, sys
+print(next(h["mgmt_if"] for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == sys.argv[2]))
+' "$SIM_DIR/cluster.json" "$1"
+}
+
+# sim_mgmt_down H / sim_mgmt_up H: take H's management link down (its ssh
+# sessions stall, new ones cannot connect) or bring it back up.
+sim_mgmt_down() { ip -n "$(sim_ns "$1")" link set "$(sim_mgmt_if "$1")" down; }
+sim_mgmt_up() { ip -n "$(sim_ns "$1")" link set "$(sim_mgmt_if "$1")" up; }
+
+# sim_sshd_kill H: SIGKILL every sshd process of H (the listener and every
+# session): its sessions break at once and new connections are refused.
+sim_sshd_kill() {
+	for _sim_p in $(ip netns pids "$(sim_ns "$1")"); do
+		case $(tr '\0' ' ' 2>/dev/null <"/proc/$_sim_p/cmdline") in
+		*sshd*) kill -KILL "$_sim_p" 2>/dev/null ;;
+		esac
+	done
+}
+
 # sim_calls H: print the path of H's log of fake command calls
 # ("rc=N sudo=0|1 argv" per line); sim_mutations H: of the mutating ones.
 sim_calls() { echo "$SIM_DIR/hosts/$1/calls.log"; }

@@ -3,7 +3,8 @@
 # The simulated cluster itself: bring up Mac, Linux and mixed clusters, reach
 # every host over ssh with the generated config, compare what the fake macOS
 # commands say with the topology file, send real traffic over cables (IPv4
-# and IPv6 link-local), unplug a cable, check the broken system_profiler
+# and IPv6 link-local), unplug a cable, pull, replug elsewhere and slow down
+# cables (simcluster's cable events), check the broken system_profiler
 # option and the offline mode, compare the fast path of the fake commands
 # with the python path (with KC_FAST=0: the python path alone), and check
 # that teardown leaves nothing behind.
@@ -226,6 +227,90 @@ ok $? "en6 has its address on the live host"
 is "$(sim_exec m3-ultra-2 env FAKEMAC_OFFLINE=1 ifconfig en6)" \
 	"$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/m3-ultra-2" ifconfig en6)" \
 	"FAKEMAC_OFFLINE=1 through the wrapper: the offline output (no address)"
+
+# cable events: unplug, replug elsewhere, speed; the fakes and the kernel
+# change together, as a real Mac shows them (an idle receptacle as in the
+# capture tests/captures/osaurus-m5max-mbp-pair)
+idle_tag=$top_srcdir/tests/captures/osaurus-m5max-mbp-pair/local/system_profiler-SPThunderboltDataType.json
+# bus H R: the JSON of H's Thunderbolt bus of receptacle R, with the
+# capture's idle receptacle tag for comparison when it has no device
+bus() {
+	sim_exec "$1" system_profiler SPThunderboltDataType -json | python3 -c '
+import json, sys
+r, cap = sys.argv[1], json.load(open(sys.argv[2]))
+idle = [b["receptacle_1_tag"] for b in cap["SPThunderboltDataType"]
+        if b["receptacle_1_tag"]["receptacle_status_key"] == "receptacle_no_devices_connected"][0]
+for b in json.load(sys.stdin)["SPThunderboltDataType"]:
+    t = b["receptacle_1_tag"]
+    if t["receptacle_id_key"] == r:
+        items = b.get("_items", [])
+        same_idle = {k: v for k, v in t.items() if k != "receptacle_id_key"} == \
+            {k: v for k, v in idle.items() if k != "receptacle_id_key"}
+        print(len(items), t["current_speed_key"].replace(" ", "_"), t["link_status_key"],
+              items[0]["domain_uuid_key"] if items else "-", b["domain_uuid_key"],
+              "idle-as-captured" if same_idle else "not-idle")' "$2" "$idle_tag"
+}
+rdma_state() { sim_exec "$1" ibv_devinfo -d "rdma_$2" | sed -n 's/^[[:space:]]*state:[[:space:]]*\([A-Z_]*\).*/\1/p'; }
+status_of() { sim_exec "$1" ifconfig "$2" | sed -n 's/^[[:space:]]*status: //p'; }
+sim_unplug m3-ultra-1 en5
+ok $? "unplug m3-ultra-1 en5 (cabled to m3-ultra-2 en5)"
+for e in "m3-ultra-1 3 en5" "m3-ultra-2 3 en5"; do
+	set -- $e
+	is "$(bus "$1" "$2" | cut -d' ' -f1,6)" "0 idle-as-captured" \
+		"unplugged: $1's receptacle $2 shows no device, its tag as a real idle one"
+	is "$(status_of "$1" "$3")" inactive "unplugged: $1 ifconfig $3 status inactive"
+	is "$(rdma_state "$1" "$3")" PORT_DOWN "unplugged: $1 rdma_$3 PORT_DOWN"
+	is "$(ip -n "$(sim_ns "$1")" -o link show "$3" | grep -c NO-CARRIER)" 1 \
+		"unplugged: the kernel's $1 $3 has no carrier"
+done
+is "$(sim_exec m3-ultra-1 ipconfig getifaddr en5)" 10.99.2.1 "unplugged: the port keeps its address"
+sim_unplug m3-ultra-1 en5 2>"$t/err"
+ok $((!$?)) "unplug of a port without a cable fails"
+grep -q "no cable on m3-ultra-1 en5" "$t/err"
+ok $? "and says so"
+sim_plug m3-ultra-1 en5 m3-ultra-3 en4 2>"$t/err"
+ok $((!$?)) "plug onto a port that has a cable fails"
+grep -q "m3-ultra-3 en4 already has a cable" "$t/err"
+ok $? "and says so"
+sim_plug m3-ultra-1 en5 m3-ultra-3 en6
+ok $? "plug m3-ultra-1 en5 to m3-ultra-3 en6 (TB5, free)"
+b1=$(bus m3-ultra-1 3) b3=$(bus m3-ultra-3 5)
+is "$(echo "$b1" | cut -d' ' -f4)" "$(echo "$b3" | cut -d' ' -f5)" \
+	"replugged: m3-ultra-1's peer is m3-ultra-3's TB5 bus (domain UUID)"
+is "$(echo "$b3" | cut -d' ' -f4)" "$(echo "$b1" | cut -d' ' -f5)" "and the other way round"
+is "$(echo "$b1" | cut -d' ' -f1-3)" "1 80_Gb/s 0x2" "replugged: one device at 80 Gb/s, linked"
+is "$(status_of m3-ultra-1 en5) $(status_of m3-ultra-3 en6) $(status_of m3-ultra-2 en5)" \
+	"active active inactive" "replugged: both new ends active, the old peer still inactive"
+is "$(rdma_state m3-ultra-1 en5) $(rdma_state m3-ultra-3 en6)" "PORT_ACTIVE PORT_ACTIVE" \
+	"replugged: RDMA active on both ends"
+if [ $have_ping = 1 ]; then
+	ip -n "$(sim_ns m3-ultra-3)" addr add 10.99.2.2/30 dev en6 &&
+		sim_exec m3-ultra-1 ping -c 1 -W 5 10.99.2.2 >/dev/null
+	ok $? "replugged: real traffic over the new cable (the address came along)"
+else
+	skip "ping missing (iputils-ping): no traffic test"
+fi
+sim_speed m3-ultra-3 en6 40
+ok $? "the cable now at 40 Gb/s"
+is "$(bus m3-ultra-1 3 | cut -d' ' -f2) $(bus m3-ultra-3 5 | cut -d' ' -f2)" "40_Gb/s 40_Gb/s" \
+	"40 Gb/s: both ends say so"
+is "$(rdma_state m3-ultra-1 en5) $(rdma_state m3-ultra-3 en6)" "PORT_DOWN PORT_DOWN" \
+	"40 Gb/s: RDMA down on both ends, as a Mac's TB4 link"
+sim_speed m3-ultra-3 en6 fast 2>/dev/null
+ok $((!$?)) "a speed that is not a number is refused"
+# moved back where it was: every host says what a fresh host of the topology says
+ip -n "$(sim_ns m3-ultra-3)" addr del 10.99.2.2/30 dev en6
+sim_plug m3-ultra-1 en5 m3-ultra-2 en5
+ok $? "moved back to m3-ultra-2 en5 (80 Gb/s, the default)"
+for h in m3-ultra-1 m3-ultra-2 m3-ultra-3 m3-ultra-4; do
+	for c in "system_profiler SPThunderboltDataType -json" "ibv_devinfo"; do
+		# shellcheck disable=SC2086
+		is "$(sim_exec $h $c)" \
+			"$(FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$t/offline/hosts/$h" $c)" \
+			"after the events: $h $c as for the topology"
+	done
+done
+is "$(status_of m3-ultra-2 en5)" active "after the events: m3-ultra-2 en5 active again"
 if [ "${KC_FAST:-1}" = 1 ]; then
 	# no daemon: the client runs the command the old way
 	pid=$(cat "$hd/fakemacd.pid")

@@ -24,6 +24,10 @@
 #                                    ifconfig/route did is gone (Thunderbolt ports'
 #                                    IPv4 addresses and routes, bridge0 changes), the
 #                                    enabled network services are applied again
+#   simcluster.sh unplug H IF        pull the cable on H's IF (fakes and kernel together)
+#   simcluster.sh plug H IF [P PIF]  plug H's IF to P's PIF (moving a cable already on
+#                                    H IF), or back where it was pulled from
+#   simcluster.sh speed H IF GBPS    the cable on H's IF now links at GBPS Gb/s
 #
 # Settings (environment):
 #   KC_PREFIX=sc                 namespaces sc-<host>, sc--unplugged; bridge sc-br;
@@ -525,6 +529,9 @@ case ${1:-} in
     exec) shift; cmd_exec "$@" ;;
     snapshot) shift; cmd_snapshot "$@" ;;
     reboot) shift; cmd_reboot "$@" ;;
+    unplug | plug | speed)
+        [[ -f $DIR/topology.json ]] || die "no cluster in $DIR"
+        exec "$(pick_python)" "$HERE/fakemac/simcable.py" "$DIR" "$PREFIX" "$MGMT" "$@" ;;
     ssh) shift; h=${1:?host}; shift; exec ssh -F "$DIR/ssh_config" "$h" "$@" ;;
     *) sed -n '3,26p' "$0"; exit 2 ;;
 esac

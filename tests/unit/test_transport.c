@@ -128,7 +128,7 @@ main(void)
 
 	{
 		struct streamer sm = { 0 };
-		static const struct tr_stream_cbs cbs = { stream_data, stream_tick };
+		static const struct tr_stream_cbs cbs = { stream_data, stream_tick, NULL };
 		int status = -2;
 
 		r = tr_stream_start(s, "cat; echo done", &cbs, &sm, &sm.st, &err);

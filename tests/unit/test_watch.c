@@ -181,10 +181,84 @@ plug_and_json(void)
 	look_free(&b);
 }
 
+/* One end of the 2-3 cable already moved to mac2 en4, the other end not seen yet. */
+static void
+half_move(struct look *l)
+{
+	struct jc_port *a = inv_port(&l->h[1], "en3", NULL);
+
+	free(a->peer_id);
+	a->peer_id = NULL;
+	inv_cable(&l->h[1], "en4", &l->h[2], "en2", 80);
+	/* mac3 en2 still names mac2 en3, which no longer names it */
+	free(inv_port(&l->h[2], "en2", NULL)->peer_id);
+	inv_port(&l->h[2], "en2", NULL)->peer_id = xstrdup(inv_port(&l->h[1], "en3", NULL)->id);
+}
+
+static char *
+key_of(void (*change)(struct look *))
+{
+	struct look l = ring3();
+	char *k;
+
+	change(&l);
+	look_take(&l);
+	k = watch_unsettled_key(l.g);
+	look_free(&l);
+	return k;
+}
+
+static void
+settle_cases(void)
+{
+	char *k;
+
+	k = key_of(nothing);
+	ok(k == NULL, "every cable seen from both ends: settled");
+	free(k);
+	k = key_of(pull_23);
+	ok(k == NULL, "a cable pulled, seen from both ends: settled");
+	free(k);
+	k = key_of(move_to_en4);
+	ok(k == NULL, "a move seen from both ends: settled");
+	free(k);
+	k = key_of(half_move);
+	ok(k != NULL && strstr(k, "mac3:en2>") != NULL,
+	    "a move seen from one end only: not settled, naming mac3 en2 (%s)", k ? k : "NULL");
+	free(k);
+}
+
+static void
+snapshot_out(void)
+{
+	struct look l = ring3();
+	json_t *a;
+	char *t;
+
+	inv_port(&l.h[0], "en3", NULL)->link_gbps = 0;
+	inv_port(&l.h[2], "en3", NULL)->link_gbps = 0;
+	look_take(&l);
+	a = watch_snapshot_json(&l.s);
+	is_int((int)json_array_size(a), 3, "snapshot JSON: one object per cable");
+	json_decref(a);
+	t = watch_snapshot_text(&l.s);
+	ok(strstr(t, "mac1 en2 <-> mac2 en2") != NULL && strstr(t, " 80 Gb/s") != NULL,
+	    "snapshot text: a line per cable with its rate");
+	ok(strstr(t, "? Gb/s") != NULL, "snapshot text: an unknown rate is '?', not 0");
+	ok(strstr(t, "en2:up PORT_ACTIVE 192.168.0.1") != NULL,
+	    "snapshot text: carrier, RDMA and address of an end");
+	if (strstr(t, "en2:up PORT_ACTIVE 192.168.0.1") == NULL)
+		diag("%s", t);
+	free(t);
+	look_free(&l);
+}
+
 int
 main(void)
 {
 	diff_cases();
 	plug_and_json();
+	settle_cases();
+	snapshot_out();
 	return done_testing();
 }
