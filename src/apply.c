@@ -395,6 +395,34 @@ run_query(struct jc_conn *s, const char *q, double timeout, int *status, char **
 	return 0;
 }
 
+/*
+ * Whether the queries of f could read its state: an interface's addresses
+ * must be readable, and so must the list of network services (--persist:
+ * a host without the system's network manager stops the setup before any
+ * change). 0, or negative with err filled.
+ */
+static int
+fact_read(const struct ap_host *h, const struct ap_fact *f, struct jc_err *err)
+{
+	size_t l = f->out ? strlen(f->out) : 0;
+	char *q1, *q2;
+	int rc;
+
+	if (f->status == 0 || (f->kind != PLAN_FACT_ADDRS && f->kind != PLAN_FACT_SERVICES))
+		return 0;
+	while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
+		l--;
+	if (f->kind == PLAN_FACT_ADDRS)
+		return jc_fail(err, -ENOENT, "cannot read the state of %s: %.*s", f->iface, (int)l,
+		    f->out ? f->out : "");
+	h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
+	rc = jc_fail(err, -ENOENT, "--persist: cannot list the network services (%s: exit %d): "
+	    "%.*s", q1, f->status, (int)l, f->out ? f->out : "");
+	free(q1);
+	free(q2);
+	return rc;
+}
+
 /* Capture every fact of h (whose facts have kind/iface/peer set). */
 static int
 capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_t n,
@@ -416,21 +444,8 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		free(q2);
 		if (rc != 0)
 			return rc;
-		if (f->kind == PLAN_FACT_ADDRS && f->status != 0)
-			return jc_fail(err, -ENOENT, "cannot read the state of %s: %s", f->iface,
-			    f->out);
-		if (f->kind == PLAN_FACT_SERVICES && f->status != 0) {
-			size_t l = strlen(f->out);
-
-			while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
-				l--;
-			h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
-			rc = jc_fail(err, -ENOENT, "--persist: cannot list the network services "
-			    "(%s: exit %d): %.*s", q1, f->status, (int)l, f->out);
-			free(q1);
-			free(q2);
+		if ((rc = fact_read(h, f, err)) != 0)
 			return rc;
-		}
 		fact_parse(f, h->plat);
 	}
 	return 0;
@@ -1314,11 +1329,10 @@ captured(struct ap_slot *sl)
 	for (size_t i = 0; i < sl->h.nfacts; i++) {
 		struct ap_fact *f = &sl->h.facts[i];
 
-		if (f->kind == PLAN_FACT_ADDRS && f->status != 0) {
-			trim(f->out);
-			return jc_fail(&sl->err, -ENOENT, "cannot read the state of %s: %s", f->iface,
-			    f->out);
-		}
+		int rc = fact_read(&sl->h, f, &sl->err);
+
+		if (rc != 0)
+			return rc;
 		fact_parse(f, sl->h.plat);
 	}
 	return 0;
