@@ -20,6 +20,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/configure/sim-lib.sh"
+. "$top_srcdir/tests/persist/netmgr-lib.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
 sim_require
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
@@ -35,20 +36,11 @@ wants=system/multi-user.target.wants/systemd-networkd.service
 # _etc H: the folder that is host H's /etc/systemd
 _etc() { echo "$t/etc/$1"; }
 
-# a private /etc/systemd per host, mounted in its sshd's mount namespace only
+# a private /etc/systemd per host (netmgr-lib.sh), systemd-networkd enabled,
+# and a file that is not ours
 for h in $(_hosts); do
-	d=$(_etc "$h")
-	mkdir -p "$d/network" "$d/system/multi-user.target.wants"
-	ln -s /lib/systemd/system/systemd-networkd.service "$d/$wants" 2>/dev/null ||
-	    : > "$d/$wants"
-	[ -e "$d/$wants" ] || : > "$d/$wants"
-	printf '[Match]\nName=mgmt0\n\n[Network]\nDHCP=yes\n' > "$d/network/50-mgmt.network"
-	pid=$(cat "$SIM_DIR/hosts/$h/sshd.pid")
-	if [ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
-		bail_out "$h: its sshd shares this machine's mount namespace: not mounting over /etc"
-	fi
-	nsenter -t "$pid" -m mount --bind "$d" /etc/systemd ||
-	    bail_out "$h: cannot mount its /etc/systemd"
+	_netmgr_etc "$h" systemd-networkd
+	printf '[Match]\nName=mgmt0\n\n[Network]\nDHCP=yes\n' > "$(_etc "$h")/network/50-mgmt.network"
 done
 cp "$(_etc lx1)/network/50-mgmt.network" "$t/mgmt.network"
 # lx2 has a file of ours from an earlier run, which the setup replaces
@@ -130,7 +122,8 @@ for h in $(_hosts); do
 	cmp -s "$t/mgmt.network" "$(_etc "$h")/network/50-mgmt.network" || bad="$bad $h"
 done
 is "$bad" "" "$topo: ... and leaves the file that is not ours untouched"
-rm -f "$(_etc lx2)/network/10-jaccl-config-eth1.network"
+# (whatever restore did, the next part starts from no file of ours)
+rm -f "$t"/etc/*/network/10-jaccl-config-*
 _files > "$t/files-before"
 
 # --- a setup failing on one host leaves no file of ours -----------------------
@@ -150,7 +143,7 @@ printf '[Match]\nName=old\n' > "$t/stale.network"
 cp "$t/stale.network" "$(_etc $victim)/network/$last"
 vpid=$(cat "$SIM_DIR/hosts/$victim/sshd.pid")
 nsenter -t "$vpid" -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"' sh \
-    "/etc/systemd/network/$last" || bail_out "$victim: cannot make $last read-only"
+    "/etc/systemd/network/$last" || _nm_bail "$victim: cannot make $last read-only"
 _files > "$t/files-before"
 _state "$t/before"
 "$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup --persist \
