@@ -139,6 +139,7 @@ for h in json.load(open(sys.argv[1]))["plan"]:
         print([m.group(0) for c in h["commands"]
                for m in [re.search(r"10-jaccl-config-[a-z0-9]+[.]network", c)] if m][-1])' \
     "$t/plan.json" "$victim")
+[ -n "$last" ] || _nm_bail "no file of ours planned on $victim"
 printf '[Match]\nName=old\n' > "$t/stale.network"
 cp "$t/stale.network" "$(_etc $victim)/network/$last"
 vpid=$(cat "$SIM_DIR/hosts/$victim/sshd.pid")
