@@ -275,6 +275,11 @@ test_routes(void)
 	for (size_t i = 0; i < h.nnotes; i++)
 		same = same || strstr(h.notes[i], "routes unknown") != NULL;
 	ok(same, "... and a note says so");
+	ok(h.netmgr == JC_NETMGR_UNKNOWN, "a bundle without netmgr.txt loads, its manager unknown");
+	same = false;
+	for (size_t i = 0; i < h.nnotes; i++)
+		same = same || strstr(h.notes[i], "network manager not captured") != NULL;
+	ok(same, "... and a note says so");
 	jc_host_clear(&h);
 	free(t);
 }
