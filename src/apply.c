@@ -26,7 +26,6 @@
 #include "apply.h"
 #include "hostfile_read.h"
 #include "hosts.h"
-#include "parse_linux.h"
 #include "parse_state.h"
 #include "setup_script.h"
 
@@ -447,8 +446,8 @@ fact_read(const struct ap_host *h, const struct ap_fact *f, struct jc_err *err)
 		while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
 			l--;
 		h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
-		rc = jc_fail(err, -ENOENT, "--persist: cannot read %s (exit %d): %.*s", q1 + 4,
-		    f->status, (int)l, f->out ? f->out : "");
+		rc = jc_fail(err, -ENOENT, "--persist: cannot read a file of ours (%s: exit %d): "
+		    "%.*s", q1, f->status, (int)l, f->out ? f->out : "");
 		free(q1);
 		free(q2);
 		return rc;
@@ -725,6 +724,24 @@ jget_str(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/*
+ * A file fact (--persist on Linux) names a manager whose file of iface the
+ * host's system can remove: systemd-networkd, ifupdown.
+ */
+static bool
+file_fact_ok(const struct jc_platform_ops *plat, const char *iface, const char *manager)
+{
+	struct jc_strv v = { 0 };
+	int r;
+
+	if (manager == NULL)
+		return false;
+	r = plat->command(JC_ACT_FILE_REMOVE,
+	    &(struct jc_act_arg){ .iface = iface, .manager = manager }, &v);
+	strv_free(&v);
+	return r == 0;
+}
+
 /* Load a host's saved state; every name is validated. */
 static int
 host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *err)
@@ -782,9 +799,7 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 		    h->plat->persist == NULL :
 		    !planned_iface(h, ifn)) ||
 		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))) ||
-		    (f->kind == PLAN_FACT_FILE && (h->plat->persist == NULL ||
-		    (jc_netmgr_by_name(peer) != JC_NETMGR_NETWORKD &&
-		    jc_netmgr_by_name(peer) != JC_NETMGR_IFUPDOWN))))
+		    (f->kind == PLAN_FACT_FILE && !file_fact_ok(h->plat, ifn, peer)))
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
 		f->iface = xstrdup(ifn);
 		f->peer = f->kind == PLAN_FACT_ROUTE || f->kind == PLAN_FACT_FILE ? xstrdup(peer) :
