@@ -311,6 +311,60 @@ parse_os_release(const char *data, char **version, char **id)
 	*version = ver;
 }
 
+enum jc_netmgr
+parse_linux_netmgr(const char *data)
+{
+	const char *p = data;
+	bool nm = false, nd = false, ifupdown = false, ifile = false, ifup = false;
+	char *k, *v;
+
+	if (data == NULL)
+		return JC_NETMGR_UNKNOWN;
+	while (next_kv(&p, &k, &v)) {
+		if (v != NULL && strcmp(k, "enabled") == 0) {
+			nm = nm || strcmp(v, "NetworkManager") == 0;
+			nd = nd || strcmp(v, "systemd-networkd") == 0;
+			ifupdown = ifupdown || strcmp(v, "networking") == 0;
+		} else if (v != NULL && strcmp(v, "yes") == 0) {
+			ifile = ifile || strcmp(k, "interfaces") == 0;
+			ifup = ifup || strcmp(k, "ifup") == 0;
+		}
+		free(k);
+		free(v);
+	}
+	if (nm)
+		return JC_NETMGR_NM;
+	if (nd)
+		return JC_NETMGR_NETWORKD;
+	if (ifupdown || (ifile && ifup))
+		return JC_NETMGR_IFUPDOWN;
+	return JC_NETMGR_NONE;
+}
+
+static const char *const netmgr_names[] = {
+	[JC_NETMGR_NONE] = "none",
+	[JC_NETMGR_NM] = "networkmanager",
+	[JC_NETMGR_NETWORKD] = "systemd-networkd",
+	[JC_NETMGR_IFUPDOWN] = "ifupdown",
+};
+
+const char *
+jc_netmgr_name(int m)
+{
+	if (m <= JC_NETMGR_UNKNOWN || m > JC_NETMGR_IFUPDOWN)
+		return NULL;
+	return netmgr_names[m];
+}
+
+enum jc_netmgr
+jc_netmgr_by_name(const char *name)
+{
+	for (int m = JC_NETMGR_NONE; name != NULL && m <= JC_NETMGR_IFUPDOWN; m++)
+		if (strcmp(name, netmgr_names[m]) == 0)
+			return (enum jc_netmgr)m;
+	return JC_NETMGR_UNKNOWN;
+}
+
 void
 parse_linux_mgmt(const char *data, char **ip, char **iface)
 {

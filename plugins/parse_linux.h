@@ -52,6 +52,22 @@ void parse_neigh_free(struct parse_neigh *nb, size_t n);
 void parse_os_release(const char *data, char **version, char **id);
 
 /* The probe's mgmt.txt ("addr=A", "iface=I" lines): new strings or NULL. */
+/*
+ * The probe's netmgr.txt: lines "enabled=UNIT" (a unit enabled at boot:
+ * NetworkManager, systemd-networkd, networking), "interfaces=yes"
+ * (/etc/network/interfaces exists) and "ifup=yes" (ifup is installed);
+ * anything else is ignored. NetworkManager wins, then systemd-networkd,
+ * then ifupdown (networking enabled, or the interfaces file and ifup);
+ * JC_NETMGR_NONE when nothing says. data NULL: JC_NETMGR_UNKNOWN.
+ */
+enum jc_netmgr parse_linux_netmgr(const char *data);
+
+/* "networkmanager", "systemd-networkd", "ifupdown", "none", or NULL (unknown). */
+const char *jc_netmgr_name(int m);
+
+/* The manager called name (jc_netmgr_name), JC_NETMGR_UNKNOWN for another. */
+enum jc_netmgr jc_netmgr_by_name(const char *name);
+
 void parse_linux_mgmt(const char *data, char **ip, char **iface);
 
 /*

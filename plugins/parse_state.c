@@ -18,6 +18,7 @@ fact_state_clear(struct jc_fact_state *s)
 	strv_free(&s->members);
 	free(s->route);
 	netsvc_free(s->svcs, s->nsvcs);
+	free(s->content);
 	memset(s, 0, sizeof(*s));
 	s->up = JC_UNKNOWN;
 }

@@ -30,6 +30,7 @@ struct jc_fact_state {
 	char *route;		/* "dev IF" or "via G dev IF"; NULL: no such route */
 	struct jc_netsvc *svcs;	/* SERVICES: in service order */
 	size_t nsvcs;
+	char *content;		/* FILE: what the file holds (exists), or NULL */
 };
 
 void fact_state_clear(struct jc_fact_state *s);

@@ -76,6 +76,17 @@ static const struct jc_probe_cmd linux_cmds[] = {
 	  "[ -n \"$a\" ] && ip -o addr show | while read -r n i fam ad rest; do "
 	  "[ \"${ad%/*}\" = \"$a\" ] && echo \"iface=$i\"; done; true" },
 	{ "sudo-n-true.txt", "sudo -n true" },
+	/*
+	 * What configures the network at boot, where --persist writes: a
+	 * unit enabled in /etc/systemd/system (systemctl enable's links, which
+	 * need no running systemd to read), and ifupdown's file and command.
+	 */
+	{ "netmgr.txt",
+	  "for u in NetworkManager systemd-networkd networking; do "
+	  "for d in /etc/systemd/system/*.wants; do "
+	  "[ -e \"$d/$u.service\" ] && { echo \"enabled=$u\"; break; }; done; done; "
+	  "[ -f /etc/network/interfaces ] && echo interfaces=yes; "
+	  "command -v ifup >/dev/null 2>&1 && echo ifup=yes; true" },
 	{ NULL, NULL },
 };
 
@@ -112,6 +123,10 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	}
 	if (!not_run(o = raw_get(raw, "mgmt.txt")))
 		parse_linux_mgmt(o->data, &h->mgmt_ip, &h->mgmt_iface);
+	if (!not_run(o = raw_get(raw, "netmgr.txt")))
+		h->netmgr = parse_linux_netmgr(o->data);
+	else
+		platform_note(h, "network manager not captured; --persist cannot choose one");
 
 	addr = raw_get(raw, "ip-j-addr.txt");
 	link = raw_get(raw, "ip-j-link.txt");
@@ -241,6 +256,27 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_SVC_REMOVE:
 		platform_argv(argv, "sudo", "nmcli", "connection", "delete", a->service, NULL);
 		return 0;
+	case JC_ACT_FILE_WRITE:
+	case JC_ACT_FILE_REMOVE: {
+		char *path = platform_linux_file_path(jc_netmgr_by_name(a->manager), a->iface);
+
+		if (path == NULL || (act == JC_ACT_FILE_WRITE && a->content == NULL)) {
+			free(path);
+			break;
+		}
+		if (act == JC_ACT_FILE_WRITE)
+			platform_argv(argv, "sudo", "sh", "-c", JC_WRITE_SCRIPT, "sh", a->content, path,
+			    NULL);
+		else
+			platform_argv(argv, "sudo", "rm", "-f", path, NULL);
+		free(path);
+		return 0;
+	}
+	case JC_ACT_NET_RELOAD:
+		if (jc_netmgr_by_name(a->manager) != JC_NETMGR_NETWORKD)
+			break;
+		platform_argv(argv, "sudo", "networkctl", "reload", NULL);
+		return 0;
 	case JC_ACT_BRIDGE_DELM:
 	case JC_ACT_SVC_MANUAL:
 	case JC_ACT_SVC_ENABLE:
@@ -248,6 +284,39 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 		break;
 	}
 	return -ENOTSUP;
+}
+
+char *
+platform_linux_file_path(int mgr, const char *iface)
+{
+	if (iface == NULL || !jc_iface_name_ok(iface))
+		return NULL;
+	if (mgr == JC_NETMGR_NETWORKD)
+		return xasprintf("/etc/systemd/network/10-jaccl-config-%s.network", iface);
+	if (mgr == JC_NETMGR_IFUPDOWN)
+		return xasprintf("/etc/network/interfaces.d/jaccl-config-%s", iface);
+	return NULL;
+}
+
+/*
+ * systemd-networkd: the address, IPv6 link-local kept (the cable
+ * discovery's neighbours), no IPv4 link-local. ifupdown: the address,
+ * brought up at boot. Only the interface and the address vary.
+ */
+char *
+platform_linux_file_text(int mgr, const char *iface, const char *addr)
+{
+	if (iface == NULL || !jc_iface_name_ok(iface) || addr == NULL ||
+	    !jc_ipv4_prefix_ok(addr, true))
+		return NULL;
+	if (mgr == JC_NETMGR_NETWORKD)
+		return xasprintf("# written by jaccl-config --persist\n"
+		    "[Match]\nName=%s\n\n[Network]\nAddress=%s\nLinkLocalAddressing=ipv6\n",
+		    iface, addr);
+	if (mgr == JC_NETMGR_IFUPDOWN)
+		return xasprintf("# written by jaccl-config --persist\n"
+		    "auto %s\niface %s inet static\n    address %s\n", iface, iface, addr);
+	return NULL;
 }
 
 /* Per cable: the address (replaced), the link up, the host route (replaced). */
@@ -266,36 +335,65 @@ linux_setup(struct plan_host *ph, const struct jc_host *h)
 }
 
 /*
- * NetworkManager (nmcli), the one Linux manager so far: per cable
- * interface a connection of ours ("jaccl-config IF") with the planned
- * address, IPv6 left alone; one of that name left by an earlier run is
- * deleted first (that may fail: none). It is stored and connects at boot;
- * the address is already set (ip, above), so it is not brought up now. A
- * host without NetworkManager fails the services fact's query
- * (nmcli ... connection show) before anything changes.
+ * NetworkManager (nmcli): per cable interface a connection of ours
+ * ("jaccl-config IF") with the planned address, IPv6 left alone; one of
+ * that name left by an earlier run is deleted first (that may fail: none).
+ * It is stored and connects at boot; the address is already set (ip,
+ * above), so it is not brought up now.
+ */
+static void
+linux_persist_nm(struct plan_host *ph, const struct plan_addr *ad)
+{
+	char net[24], *svc = xasprintf("%s%s", JC_SVC_PREFIX, ad->iface);
+
+	snprintf(net, sizeof(net), "%s/30", ad->ip);
+	plan_act(ph, &ph->cmds, true, JC_ACT_SVC_REMOVE, &(struct jc_act_arg){ .service = svc });
+	plan_act(ph, &ph->cmds, false, JC_ACT_SVC_CREATE,
+	    &(struct jc_act_arg){ .service = svc, .iface = ad->iface, .addr = net });
+	free(svc);
+}
+
+/*
+ * The manager that configures h at boot (its probe's netmgr.txt) gets the
+ * addresses: NetworkManager a connection per cable interface (above);
+ * systemd-networkd and ifupdown a file of ours per cable interface
+ * (platform_linux_file_path), then networkd reads its files again (that
+ * may fail: the address is already set, the file is for the boot). A host
+ * with none of them, or whose manager was not captured, is an error.
  */
 static int
 linux_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
 {
-	(void)h;
-	(void)err;
+	const char *mgr = jc_netmgr_name(h->netmgr);
+
+	if (h->netmgr == JC_NETMGR_UNKNOWN)
+		return jc_fail(err, -ENOTSUP, "--persist: its network manager is unknown "
+		    "(not in the probe's outputs); nothing was changed");
+	if (h->netmgr == JC_NETMGR_NONE)
+		return jc_fail(err, -ENOTSUP, "--persist: no network manager found (none of "
+		    "NetworkManager, systemd-networkd, ifupdown is enabled at boot); "
+		    "nothing was changed");
+	ph->netmgr = h->netmgr;
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
-		char net[24], *svc;
+		char net[24], *text;
 		bool seen = false;
 
 		for (size_t b = 0; b < a; b++)
 			seen = seen || strcmp(ph->addrs[b].iface, ad->iface) == 0;
 		if (seen)
 			continue;
-		svc = xasprintf("%s%s", JC_SVC_PREFIX, ad->iface);
+		if (h->netmgr == JC_NETMGR_NM) {
+			linux_persist_nm(ph, ad);
+			continue;
+		}
 		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		plan_act(ph, &ph->cmds, true, JC_ACT_SVC_REMOVE,
-		    &(struct jc_act_arg){ .service = svc });
-		plan_act(ph, &ph->cmds, false, JC_ACT_SVC_CREATE,
-		    &(struct jc_act_arg){ .service = svc, .iface = ad->iface, .addr = net });
-		free(svc);
+		text = platform_linux_file_text(h->netmgr, ad->iface, net);
+		plan_act(ph, &ph->cmds, false, JC_ACT_FILE_WRITE, &(struct jc_act_arg){
+		    .iface = ad->iface, .manager = mgr, .content = text });
+		free(text);
 	}
+	plan_act(ph, &ph->cmds, true, JC_ACT_NET_RELOAD, &(struct jc_act_arg){ .manager = mgr });
 	return 0;
 }
 
@@ -303,7 +401,14 @@ static void
 linux_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
 {
 	*q2 = NULL;
-	if (kind == PLAN_FACT_SERVICES) {
+	if (kind == PLAN_FACT_FILE) {
+		/* peer: the manager; the file's content, then whether it exists */
+		char *path = platform_linux_file_path(jc_netmgr_by_name(peer), iface);
+
+		*q1 = xasprintf("cat %s", path ? path : "/nonexistent");
+		*q2 = xasprintf("test -e %s", path ? path : "/nonexistent");
+		free(path);
+	} else if (kind == PLAN_FACT_SERVICES) {
 		*q1 = xstrdup("nmcli -t -f NAME,DEVICE connection show");
 	} else if (kind == PLAN_FACT_ROUTE) {
 		*q1 = xasprintf("ip route show %s/32", peer);
@@ -321,6 +426,12 @@ linux_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 		if (fo->status == 0)
 			st->route = parse_ip_route_show(fo->out, fo->peer);
 		st->exists = st->route != NULL;
+		return;
+	}
+	if (fo->kind == PLAN_FACT_FILE) {
+		st->exists = fo->lout != NULL && fo->lstatus == 0;
+		if (st->exists && fo->status == 0)
+			st->content = xstrdup(fo->out);
 		return;
 	}
 	if (fo->status != 0)

@@ -574,6 +574,9 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 		return 0;
 	case JC_ACT_LINK_UP:
 	case JC_ACT_LINK_DOWN:
+	case JC_ACT_FILE_WRITE:
+	case JC_ACT_FILE_REMOVE:
+	case JC_ACT_NET_RELOAD:
 		break;
 	}
 	return -ENOTSUP;

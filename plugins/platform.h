@@ -82,7 +82,28 @@ enum jc_act {
 	JC_ACT_SVC_REMOVE,	/* service */
 	JC_ACT_SVC_ENABLE,	/* service */
 	JC_ACT_SVC_DISABLE,	/* service */
+	/* persistent configuration in files (Linux: systemd-networkd, ifupdown) */
+	JC_ACT_FILE_WRITE,	/* iface, manager, content: our file of iface */
+	JC_ACT_FILE_REMOVE,	/* iface, manager */
+	JC_ACT_NET_RELOAD,	/* manager: make it read its files again */
 };
+
+/*
+ * The shell text of a JC_ACT_FILE_WRITE: sh -c TEXT sh CONTENT PATH
+ * writes CONTENT to PATH (both passed as arguments, never parsed).
+ */
+#define JC_WRITE_SCRIPT "printf %s \"$1\" > \"$2\""
+
+/*
+ * The file of ours for iface under the manager mgr (enum jc_netmgr):
+ * systemd-networkd /etc/systemd/network/10-jaccl-config-IF.network,
+ * ifupdown /etc/network/interfaces.d/jaccl-config-IF; NULL for another
+ * manager or an iface failing jc_iface_name_ok. New string.
+ */
+char *platform_linux_file_path(int mgr, const char *iface);
+
+/* Its content, with address "A/L" on iface; NULL as above. New string. */
+char *platform_linux_file_text(int mgr, const char *iface, const char *addr);
 
 /* Prefix of the network services a persistent setup creates (ours). */
 #define JC_SVC_PREFIX "jaccl-config "
@@ -97,6 +118,8 @@ struct jc_act_arg {
 	const char *via;
 	const char *service;	/* SVC_*: the network service's name */
 	const char *port;	/* SVC_CREATE: the hardware port */
+	const char *manager;	/* FILE_*, NET_RELOAD: jc_netmgr_name() */
+	const char *content;	/* FILE_WRITE */
 };
 
 /* What a fact's queries printed (see struct plan_fact). */

@@ -94,7 +94,7 @@ static const char *
 kind_name(enum plan_fact_kind k)
 {
 	return k == PLAN_FACT_ADDRS ? "addrs" : k == PLAN_FACT_BRIDGE ? "bridge" :
-	    k == PLAN_FACT_SERVICES ? "services" : "route";
+	    k == PLAN_FACT_SERVICES ? "services" : k == PLAN_FACT_FILE ? "file" : "route";
 }
 
 static bool
@@ -336,6 +336,36 @@ restore_services(const struct ap_host *h, const struct ap_fact *cur, size_t ncur
 }
 
 /*
+ * Our files of the persistent configuration (Linux file managers): one
+ * that was not there is removed, one that was there and differs now (or
+ * is gone) gets its saved content back. Nothing else is touched.
+ */
+static size_t
+restore_files(const struct ap_host *h, const struct ap_fact *cur, size_t ncur,
+    struct ap_cmds *out)
+{
+	size_t diffs = 0;
+
+	for (size_t i = 0; i < h->nfacts; i++) {
+		const struct ap_fact *s = &h->facts[i], *c = find_fact(cur, ncur, s);
+		struct jc_act_arg a = { .iface = s->iface, .manager = s->peer };
+
+		if (s->kind != PLAN_FACT_FILE || c == NULL)
+			continue;
+		if (!s->st.exists && c->st.exists) {
+			diffs++;
+			act(out, h, JC_ACT_FILE_REMOVE, &a);
+		} else if (s->st.exists && s->st.content != NULL &&
+		    (c->st.content == NULL || strcmp(s->st.content, c->st.content) != 0)) {
+			diffs++;
+			a.content = s->st.content;
+			act(out, h, JC_ACT_FILE_WRITE, &a);
+		}
+	}
+	return diffs;
+}
+
+/*
  * The commands that take the host from its current facts (cur) back to the
  * saved ones (h->facts): routes, then addresses, then bridge0, then the
  * network services. Only planned
@@ -349,6 +379,7 @@ restore_cmds(const struct ap_host *h, const struct ap_fact *cur, size_t ncur, st
 
 	diffs += restore_addrs(h, cur, ncur, out);
 	diffs += restore_bridge(h, cur, ncur, out);
+	diffs += restore_files(h, cur, ncur, out);
 	return diffs + restore_services(h, cur, ncur, out);
 }
 
@@ -408,6 +439,19 @@ fact_read(const struct ap_host *h, const struct ap_fact *f, struct jc_err *err)
 	char *q1, *q2;
 	int rc;
 
+	if (f->kind == PLAN_FACT_FILE) {
+		/* test -e: 0 there, 1 not; there, it must be readable (saved) */
+		if (f->lout != NULL && (f->lstatus == 1 || (f->lstatus == 0 && f->status == 0)))
+			return 0;
+		while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
+			l--;
+		h->plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
+		rc = jc_fail(err, -ENOENT, "--persist: cannot read a file of ours (%s: exit %d): "
+		    "%.*s", q1, f->status, (int)l, f->out ? f->out : "");
+		free(q1);
+		free(q2);
+		return rc;
+	}
 	if (f->status == 0 || (f->kind != PLAN_FACT_ADDRS && f->kind != PLAN_FACT_SERVICES))
 		return 0;
 	while (l > 0 && (f->out[l - 1] == '\n' || f->out[l - 1] == ' '))
@@ -680,6 +724,24 @@ jget_str(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/*
+ * A file fact (--persist on Linux) names a manager whose file of iface the
+ * host's system can remove: systemd-networkd, ifupdown.
+ */
+static bool
+file_fact_ok(const struct jc_platform_ops *plat, const char *iface, const char *manager)
+{
+	struct jc_strv v = { 0 };
+	int r;
+
+	if (manager == NULL)
+		return false;
+	r = plat->command(JC_ACT_FILE_REMOVE,
+	    &(struct jc_act_arg){ .iface = iface, .manager = manager }, &v);
+	strv_free(&v);
+	return r == 0;
+}
+
 /* Load a host's saved state; every name is validated. */
 static int
 host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *err)
@@ -728,17 +790,20 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
 		f->kind = strcmp(kind, "addrs") == 0 ? PLAN_FACT_ADDRS :
 		    strcmp(kind, "bridge") == 0 ? PLAN_FACT_BRIDGE :
-		    strcmp(kind, "services") == 0 ? PLAN_FACT_SERVICES : PLAN_FACT_ROUTE;
+		    strcmp(kind, "services") == 0 ? PLAN_FACT_SERVICES :
+		    strcmp(kind, "file") == 0 ? PLAN_FACT_FILE : PLAN_FACT_ROUTE;
 		if (strcmp(kind, kind_name(f->kind)) != 0 ||
 		    (f->kind == PLAN_FACT_BRIDGE ? strcmp(ifn, "bridge0") != 0 ||
 		    !(h->plat->caps & JC_PLAT_BRIDGE) :
 		    f->kind == PLAN_FACT_SERVICES ? strcmp(ifn, PLAN_SERVICES) != 0 ||
 		    h->plat->persist == NULL :
 		    !planned_iface(h, ifn)) ||
-		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))))
+		    (f->kind == PLAN_FACT_ROUTE && (peer == NULL || !jc_ipv4_ok(peer))) ||
+		    (f->kind == PLAN_FACT_FILE && !file_fact_ok(h->plat, ifn, peer)))
 			return jc_fail(err, -EINVAL, "%s: bad fact %zu", path, i);
 		f->iface = xstrdup(ifn);
-		f->peer = f->kind == PLAN_FACT_ROUTE ? xstrdup(peer) : NULL;
+		f->peer = f->kind == PLAN_FACT_ROUTE || f->kind == PLAN_FACT_FILE ? xstrdup(peer) :
+		    NULL;
 		f->status = (int)json_integer_value(json_object_get(v, "status"));
 		f->out = xstrdup(out);
 		if (jget_str(v, "link_output") != NULL) {
@@ -937,7 +1002,8 @@ word_ok(const char *w)
 				return false;
 		return w[1] != '\0';
 	}
-	return jc_plain_word(w) || jc_service_name_ok(w);
+	return jc_plain_word(w) || jc_service_name_ok(w) || jc_file_text_ok(w) ||
+	    strcmp(w, JC_WRITE_SCRIPT) == 0;
 }
 
 static bool

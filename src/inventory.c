@@ -10,6 +10,7 @@
 
 #include "bundle.h"
 #include "inventory.h"
+#include "parse_linux.h"
 #include "parse_ibv.h"
 #include "platform.h"
 #include "util.h"
@@ -177,6 +178,8 @@ inventory_host_to_json(const struct jc_host *h)
 	json_object_set_new(o, "sudo", tri(h->sudo));
 	json_object_set_new(o, "mgmt_ip", str_or_null(h->mgmt_ip));
 	json_object_set_new(o, "mgmt_iface", str_or_null(h->mgmt_iface));
+	if (h->os == JC_OS_LINUX)
+		json_object_set_new(o, "network_manager", str_or_null(jc_netmgr_name(h->netmgr)));
 	json_object_set_new(o, "routes", routes_json(h));
 	json_object_set_new(o, "notes", strs(h->notes, h->nnotes));
 	return o;

@@ -56,6 +56,18 @@ enum jc_os {
 	JC_OS_LINUX,
 };
 
+/*
+ * What configures a Linux host's network at boot (its persistent setup
+ * goes there): the probe's netmgr.txt, parse_linux_netmgr().
+ */
+enum jc_netmgr {
+	JC_NETMGR_UNKNOWN = 0,	/* not captured (an older bundle, macOS) */
+	JC_NETMGR_NONE,		/* none of those below */
+	JC_NETMGR_NM,		/* NetworkManager */
+	JC_NETMGR_NETWORKD,	/* systemd-networkd */
+	JC_NETMGR_IFUPDOWN,	/* ifupdown (/etc/network/interfaces) */
+};
+
 enum jc_port_state {
 	JC_PORT_UNKNOWN = 0,	/* not captured */
 	JC_PORT_DOWN,
@@ -167,6 +179,7 @@ struct jc_host {
 	int rdma_listed;	/* enum jc_tri: JC_UNKNOWN when not captured */
 	int rdma_enabled;	/* enum jc_tri: rdma_ctl status */
 	int sudo;		/* enum jc_tri: passwordless sudo */
+	int netmgr;		/* enum jc_netmgr (Linux) */
 	char *mgmt_ip;		/* en0, else en1, else another non-cable IPv4 */
 	char *mgmt_iface;
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse_linux.h"
 #include "plan.h"
 
 static const char BRIDGE[] = "bridge0";
@@ -202,8 +203,17 @@ host_facts(struct plan_host *ph, const struct jc_host *h)
 
 		fact_query(ph, fact_add(ph, PLAN_FACT_ROUTE, ad->iface, ad->peer_ip));
 	}
-	if (ph->persist)
+	if (!ph->persist)
+		return;
+	if (ph->netmgr != JC_NETMGR_NETWORKD && ph->netmgr != JC_NETMGR_IFUPDOWN) {
 		fact_query(ph, fact_add(ph, PLAN_FACT_SERVICES, PLAN_SERVICES, NULL));
+		return;
+	}
+	/* a file of ours per cable interface: whether it was there, and what it held */
+	for (size_t a = 0; a < ph->naddrs; a++)
+		if (!seen_iface_before(ph, a))
+			fact_query(ph, fact_add(ph, PLAN_FACT_FILE, ph->addrs[a].iface,
+			    jc_netmgr_name(ph->netmgr)));
 }
 
 /* Restore an interface's addresses: ours away, the prior ones back. */
@@ -306,6 +316,15 @@ keyword(const char *w)
 		"connection", "type", "ethernet", "ifname", "con-name", "ipv4.method", "manual",
 		"ipv4.addresses", "ipv6.method", "ignore", "-t", "-f", "NAME,DEVICE", NULL,
 	};
+	/* Linux file managers (the paths and contents: persist_file_word) */
+	static const char *const file_kw[] = {
+		"sh", "-c", JC_WRITE_SCRIPT, "rm", "cat", "test", "-e", "networkctl", "reload",
+		NULL,
+	};
+
+	for (size_t i = 0; file_kw[i] != NULL; i++)
+		if (strcmp(w, file_kw[i]) == 0)
+			return true;
 
 	for (size_t i = 0; svc_kw[i] != NULL; i++)
 		if (strcmp(w, svc_kw[i]) == 0)
@@ -340,6 +359,30 @@ persist_name_ok(const struct plan_host *ph, const struct jc_host *h, const char 
 	return false;
 }
 
+/*
+ * A word of the persistent configuration in files: the path of our file
+ * for a cable interface of ph, or exactly the content planned for it.
+ */
+static bool
+persist_file_word(const struct plan_host *ph, const char *w)
+{
+	bool ok = false;
+
+	if (!ph->persist)
+		return false;
+	for (size_t a = 0; a < ph->naddrs && !ok; a++) {
+		char net[24], *path = platform_linux_file_path(ph->netmgr, ph->addrs[a].iface);
+		char *text;
+
+		snprintf(net, sizeof(net), "%s/30", ph->addrs[a].ip);
+		text = platform_linux_file_text(ph->netmgr, ph->addrs[a].iface, net);
+		ok = (path != NULL && strcmp(w, path) == 0) || (text != NULL && strcmp(w, text) == 0);
+		free(path);
+		free(text);
+	}
+	return ok;
+}
+
 static int
 check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struct jc_host *h,
     struct jc_err *err)
@@ -351,7 +394,8 @@ check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struc
 			if (keyword(w) || jc_ipv4_prefix_ok(w, false))
 				continue;
 			if ((strcmp(w, BRIDGE) == 0 && (ph->plat->caps & JC_PLAT_BRIDGE)) ||
-			    plan_is_cable_iface(ph, w) || persist_name_ok(ph, h, w))
+			    plan_is_cable_iface(ph, w) || persist_name_ok(ph, h, w) ||
+			    persist_file_word(ph, w))
 				continue;
 			return jc_fail(err, -EINVAL,
 			    "%s: planned command names '%s', which is not a cable interface",

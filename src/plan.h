@@ -58,6 +58,8 @@ enum plan_fact_kind {
 	PLAN_FACT_BRIDGE,	/* bridge0: up or down, members */
 	PLAN_FACT_ROUTE,	/* the route to a peer address */
 	PLAN_FACT_SERVICES,	/* --persist: the network services (iface "services") */
+	PLAN_FACT_FILE,		/* --persist (Linux file managers): our file of iface; peer:
+				 * the manager's jc_netmgr_name() */
 };
 
 /* The iface field of a PLAN_FACT_SERVICES fact. */
@@ -85,6 +87,7 @@ struct plan_host {
 	struct plan_cmdlist restore;	/* undo cmds, from the saved facts */
 	bool applied;		/* inventory already matches: nothing to run */
 	bool persist;		/* cmds end with the persistent configuration */
+	int netmgr;		/* Linux --persist: the manager written to (enum jc_netmgr) */
 };
 
 struct plan {

@@ -232,6 +232,19 @@ jc_plain_word(const char *s)
 }
 
 bool
+jc_file_text_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return false;
+	for (; *s; s++, n++)
+		if (n >= 1024 || !(isalnum((unsigned char)*s) || strchr(" \n#._-/=:[]", *s) != NULL))
+			return false;
+	return true;
+}
+
+bool
 jc_service_name_ok(const char *s)
 {
 	size_t n;

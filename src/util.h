@@ -95,6 +95,13 @@ bool jc_iface_name_ok(const char *s);
 /* True for a dotted IPv4 address (four decimal octets). */
 bool jc_ipv4_ok(const char *s);
 
+/*
+ * True for the text of a configuration file of ours (--persist on Linux):
+ * lines of letters, digits, spaces and "#._-/=:[]", at most 1024 bytes.
+ * No quote, '$', '`' or backslash: a shell sees nothing in it even unquoted.
+ */
+bool jc_file_text_ok(const char *s);
+
 /* True for "A.B.C.D/LEN" (LEN 0..32), or a bare address too unless need_len. */
 bool jc_ipv4_prefix_ok(const char *s, bool need_len);
 

@@ -3,16 +3,45 @@
  * libFuzzer target for the reader of saved host states (the files restore
  * reads from the state directory) and the restore commands computed from
  * them: the input is split at its first NUL into the saved and the current
- * state; every command produced must consist of plain words.
+ * state; every command produced must consist of literal words (plain, or
+ * single-quoted).
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apply.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+/*
+ * A command the shell reads as literal words only: plain characters, and
+ * single-quoted text (a saved file's content, a service name) whose quotes
+ * are written '\'' .
+ */
+static bool
+literal_words(const char *c)
+{
+	while (*c) {
+		if (*c == '\'') {
+			const char *e = strchr(c + 1, '\'');
+
+			if (e == NULL)
+				return false;
+			c = e + 1;
+			if (c[0] == '\\' && c[1] == '\'' && c[2] == '\'')
+				c += 2;
+			continue;
+		}
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr(" ._-/:+@%,=", *c) != NULL))
+			return false;
+		c++;
+	}
+	return true;
+}
 
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -28,10 +57,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	else
 		apply_state_diff(p, a, p, a, &cmds, &err);
 	for (size_t i = 0; i < cmds.n; i++)
-		for (const char *c = cmds.v[i]; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			    (*c >= '0' && *c <= '9') || strchr(" ._-/:", *c) != NULL))
-				abort();
+		if (!literal_words(cmds.v[i]))
+			abort();
 	strv_free(&cmds);
 	return 0;
 }

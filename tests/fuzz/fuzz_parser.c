@@ -20,6 +20,7 @@
  *                      (Linux), then the prefixes the subnet choice takes from them
  *   FUZZ_NETSVC        networksetup -listnetworkserviceorder and nmcli -t connection
  *                      show (--persist's state)
+ *   FUZZ_NETMGR        the Linux probe's netmgr.txt (which network manager boots)
  *   FUZZ_DOCTOR_SW     the doctor's outputs (pmset -g, socketfilterfw, env,
  *                      python, default route) and the last setup's record
  */
@@ -42,7 +43,8 @@
 #if defined(FUZZ_TB_JSON) + defined(FUZZ_TB_XML) + defined(FUZZ_TB_TEXT) + \
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
-    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) + defined(FUZZ_DOCTOR_SW) != 1
+    defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) + defined(FUZZ_DOCTOR_SW) + \
+    defined(FUZZ_NETMGR) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -262,6 +264,20 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 			abort();
 	}
 	netsvc_free(v, n);
+}
+#elif defined(FUZZ_NETMGR)
+/* Always one of the managers, and a known one has a name that maps back. */
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	enum jc_netmgr m = parse_linux_netmgr(s);
+
+	(void)size;
+	(void)notes;
+	(void)err;
+	if (m < JC_NETMGR_NONE || m > JC_NETMGR_IFUPDOWN ||
+	    jc_netmgr_by_name(jc_netmgr_name(m)) != m)
+		abort();
 }
 #elif defined(FUZZ_DOCTOR_SW)
 static void

@@ -1,13 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# configure --persist on Linux hosts (simulated linux-pair): the persistent
-# part is a NetworkManager connection per cable interface (nmcli). Printed,
-# the commands follow ip's; applied on hosts without NetworkManager (this
-# machine's own commands: no nmcli), the setup stops before anything changes
-# (the services query fails), judged by the hosts' kernel state.
+# configure --persist on Linux hosts (simulated linux-pair) whose network
+# NetworkManager sets up at boot (enabled in a private /etc/systemd of each
+# host, netmgr-lib.sh): the persistent part is a NetworkManager connection
+# per cable interface (nmcli). Printed, the commands follow ip's; applied on
+# hosts where nmcli does not answer (this machine's own commands: no nmcli),
+# the setup stops before anything changes (the services query fails),
+# judged by the hosts' kernel state.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/configure/sim-lib.sh"
+. "$top_srcdir/tests/persist/netmgr-lib.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
 sim_require
 topo=linux-pair
@@ -17,6 +20,9 @@ hosts=$(sim_hosts)
 st=$t/state
 slow="--connect-timeout 60 --command-timeout 300"
 h1=$(_hosts | sed -n 1p)
+for h in $(_hosts); do
+	_netmgr_etc "$h" NetworkManager
+done
 
 "$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --persist --output-hostfile "$t/hfp.json" \
     < /dev/null > "$t/printed" 2> "$t/err"

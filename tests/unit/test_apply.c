@@ -157,6 +157,72 @@ mac_state_svc(const char *svc_out)
  * port (disabled since) are not ours and not the bridge's: left alone; a
  * name unfit for a command is never named.
  */
+/*
+ * A Linux host with systemd-networkd: its saved files of ours (eth1's not
+ * there, eth2's an earlier run's, with a quote in it) against the files
+ * after a --persist setup (both written).
+ */
+static char *
+files_state(const char *mgr, const char *iface2, int st1, const char *out1, int st2,
+    const char *out2)
+{
+	json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}],"
+	    " s:[{s:s, s:s, s:s, s:i, s:s, s:i, s:s}, {s:s, s:s, s:s, s:i, s:s, s:i, s:s}]}",
+	    "version", 1, "host", "lx", "target", "lx", "os", "linux",
+	    "addresses", "iface", "eth1", "ip", "192.168.0.1", "peer_ip", "192.168.0.2",
+	    "iface", "eth2", "ip", "192.168.0.5", "peer_ip", "192.168.0.6",
+	    "facts",
+	    "kind", "file", "iface", "eth1", "peer", mgr, "status", st1 ? 1 : 0, "output", out1,
+	    "link_status", st1, "link_output", "",
+	    "kind", "file", "iface", iface2, "peer", mgr, "status", st2 ? 1 : 0, "output", out2,
+	    "link_status", st2, "link_output", "");
+	char *s = json_dumps(j, 0);
+
+	json_decref(j);
+	return s;
+}
+
+static void
+files_case(void)
+{
+	static const char nofile[] = "cat: /etc/systemd/network/10-jaccl-config-eth1.network: "
+	    "No such file or directory\n";
+	char *before = files_state("systemd-networkd", "eth2", 1, nofile, 0, "Name=it's\n");
+	char *after = files_state("systemd-networkd", "eth2", 0, "[Match]\nName=eth1\n", 0,
+	    "[Match]\nName=eth2\n");
+	char *gone = files_state("systemd-networkd", "eth2", 1, nofile, 1, nofile);
+	char *bad;
+	struct jc_strv c = { 0 };
+	struct jc_err err = { 0 };
+
+	diff(before, after, "sudo -n rm -f /etc/systemd/network/10-jaccl-config-eth1.network\n"
+	    "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh 'Name=it'\\''s\n' "
+	    "/etc/systemd/network/10-jaccl-config-eth2.network\n",
+	    "networkd: the file added removed, the one replaced written back (quoted)");
+	diff(before, before, "", "networkd: nothing differs, nothing to run");
+	diff(before, gone, "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh 'Name=it'\\''s\n' "
+	    "/etc/systemd/network/10-jaccl-config-eth2.network\n",
+	    "networkd: a file that was there and is gone comes back");
+	free(after);
+	after = files_state("ifupdown", "eth2", 0, "auto eth1\n", 1, nofile);
+	free(gone);
+	gone = files_state("ifupdown", "eth2", 1, nofile, 1, nofile);
+	diff(gone, after, "sudo -n rm -f /etc/network/interfaces.d/jaccl-config-eth1\n",
+	    "ifupdown: its file removed");
+	bad = files_state("networkmanager", "eth2", 1, nofile, 1, nofile);
+	ok(apply_state_diff(bad, strlen(bad), bad, strlen(bad), &c, &err) < 0,
+	    "a file fact of another manager is refused");
+	free(bad);
+	bad = files_state("systemd-networkd", "eth0", 1, nofile, 1, nofile);
+	ok(apply_state_diff(bad, strlen(bad), bad, strlen(bad), &c, &err) < 0,
+	    "a file fact of an interface not planned is refused");
+	strv_free(&c);
+	free(bad);
+	free(before);
+	free(after);
+	free(gone);
+}
+
 static void
 services_case(void)
 {
@@ -213,6 +279,7 @@ main(void)
 	    "sudo -n ifconfig bridge0 down\n", "Mac: the other way round");
 	linux_case();
 	services_case();
+	files_case();
 
 	refused("{", "not JSON");
 	refused("{\"version\": 1}", "no host");

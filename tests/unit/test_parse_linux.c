@@ -185,6 +185,32 @@ test_small(void)
 	ok(a == NULL && b == NULL, "no SSH_CONNECTION: unknown");
 }
 
+/* netmgr.txt as the probe's line prints it, written by hand per system. */
+static void
+test_netmgr(void)
+{
+	ok(parse_linux_netmgr(NULL) == JC_NETMGR_UNKNOWN, "netmgr: not captured: unknown");
+	ok(parse_linux_netmgr("") == JC_NETMGR_NONE, "netmgr: nothing found: none");
+	ok(parse_linux_netmgr("enabled=systemd-networkd\n") == JC_NETMGR_NETWORKD,
+	    "netmgr: networkd enabled (Ubuntu server, netplan)");
+	ok(parse_linux_netmgr("enabled=NetworkManager\nenabled=systemd-networkd\n"
+	    "interfaces=yes\nifup=yes\n") == JC_NETMGR_NM, "netmgr: NetworkManager first");
+	ok(parse_linux_netmgr("enabled=networking\ninterfaces=yes\nifup=yes\n") ==
+	    JC_NETMGR_IFUPDOWN, "netmgr: Debian's ifupdown");
+	ok(parse_linux_netmgr("interfaces=yes\n") == JC_NETMGR_NONE,
+	    "netmgr: an interfaces file without ifup: none");
+	ok(parse_linux_netmgr("interfaces=yes\r\nifup=yes") == JC_NETMGR_IFUPDOWN,
+	    "netmgr: the file and ifup, CR and no final newline");
+	ok(parse_linux_netmgr("enabled=NetworkManager-wait-online\nenabled\n=x\n") ==
+	    JC_NETMGR_NONE, "netmgr: other units and garbage ignored");
+	is_str(jc_netmgr_name(JC_NETMGR_NETWORKD), "systemd-networkd", "netmgr: its name");
+	ok(jc_netmgr_name(JC_NETMGR_UNKNOWN) == NULL && jc_netmgr_name(99) == NULL,
+	    "netmgr: unknown has no name");
+	ok(jc_netmgr_by_name("ifupdown") == JC_NETMGR_IFUPDOWN &&
+	    jc_netmgr_by_name("x") == JC_NETMGR_UNKNOWN && jc_netmgr_by_name(NULL) == 0,
+	    "netmgr: by name");
+}
+
 static char *
 route_text(const struct jc_route *r)
 {
@@ -249,6 +275,11 @@ test_routes(void)
 	for (size_t i = 0; i < h.nnotes; i++)
 		same = same || strstr(h.notes[i], "routes unknown") != NULL;
 	ok(same, "... and a note says so");
+	ok(h.netmgr == JC_NETMGR_UNKNOWN, "a bundle without netmgr.txt loads, its manager unknown");
+	same = false;
+	for (size_t i = 0; i < h.nnotes; i++)
+		same = same || strstr(h.notes[i], "network manager not captured") != NULL;
+	ok(same, "... and a note says so");
 	jc_host_clear(&h);
 	free(t);
 }
@@ -265,6 +296,7 @@ main(void)
 	test_sysfs();
 	test_small();
 	test_routes();
+	test_netmgr();
 	free(dir);
 	return done_testing();
 }

@@ -495,6 +495,7 @@ test_persist(void)
 
 	h = inv_new(2, NULL);
 	h[0].os = h[1].os = JC_OS_LINUX;
+	h[0].netmgr = h[1].netmgr = JC_NETMGR_NM;
 	inv_cable(&h[0], "eth1", &h[1], "eth2", 0);
 	graph_build(h, 2, &g, &err);
 	ok(plan_build_persist(g, true, &p, &err) == 0, "Linux: persist plan built");
@@ -519,6 +520,112 @@ test_persist(void)
 	inv_free(h, 2);
 }
 
+/*
+ * Linux hosts whose network is configured by systemd-networkd or ifupdown:
+ * a file of ours per cable interface, written whole by sh -c with the
+ * content and the path as arguments; the words compared with hand-written
+ * ones, the files with their text as systemd.network(5) and
+ * interfaces(5) read it.
+ */
+static void
+test_persist_files(void)
+{
+	struct jc_host *h = inv_new(3, NULL);
+	struct graph *g = NULL;
+	struct plan *p = NULL;
+	struct jc_err err = { 0 };
+	const struct plan_host *ph;
+	const struct plan_cmdlist *l;
+	char *t;
+	static const char *const nd_eth2[] = { "sudo", "sh", "-c",
+		"printf %s \"$1\" > \"$2\"", "sh",
+		"# written by jaccl-config --persist\n[Match]\nName=eth2\n\n[Network]\n"
+		"Address=192.168.0.2/30\nLinkLocalAddressing=ipv6\n",
+		"/etc/systemd/network/10-jaccl-config-eth2.network", NULL };
+	static const char *const nd_eth3[] = { "sudo", "sh", "-c",
+		"printf %s \"$1\" > \"$2\"", "sh",
+		"# written by jaccl-config --persist\n[Match]\nName=eth3\n\n[Network]\n"
+		"Address=192.168.0.5/30\nLinkLocalAddressing=ipv6\n",
+		"/etc/systemd/network/10-jaccl-config-eth3.network", NULL };
+	static const char *const reload[] = { "sudo", "networkctl", "reload", NULL };
+	static const char *const ifu[] = { "sudo", "sh", "-c", "printf %s \"$1\" > \"$2\"", "sh",
+		"# written by jaccl-config --persist\nauto eth1\niface eth1 inet static\n"
+		"    address 192.168.0.1/30\n",
+		"/etc/network/interfaces.d/jaccl-config-eth1", NULL };
+
+	for (int i = 0; i < 3; i++)
+		h[i].os = JC_OS_LINUX;
+	h[0].netmgr = JC_NETMGR_IFUPDOWN;
+	h[1].netmgr = JC_NETMGR_NETWORKD;
+	h[2].netmgr = JC_NETMGR_NM;
+	inv_cable(&h[0], "eth1", &h[1], "eth2", 0);
+	inv_cable(&h[1], "eth3", &h[2], "eth4", 0);
+	graph_build(h, 3, &g, &err);
+	ok(plan_build(g, &p, &err) == 0 && p->hosts[1].cmds.n == 6,
+	    "without --persist: ip's commands only");
+	plan_free(p);
+	ok(plan_build_persist(g, true, &p, &err) == 0, "files: persist plan built (%s)", err.msg);
+	if (p == NULL) {
+		graph_free(g);
+		inv_free(h, 3);
+		return;
+	}
+	ph = &p->hosts[1];
+	l = &ph->cmds;
+	ok(l->n == 9 && argv_is(&l->v[6], false, nd_eth2) && argv_is(&l->v[7], false, nd_eth3),
+	    "systemd-networkd: after ip's six, one .network file per cable interface (%zu)", l->n);
+	ok(l->n == 9 && argv_is(&l->v[8], true, reload), "... then networkctl reload (may fail)");
+	ok(ph->nfacts == 6 && ph->facts[4].kind == PLAN_FACT_FILE &&
+	    strcmp(ph->facts[4].iface, "eth2") == 0 &&
+	    strcmp(ph->facts[4].peer, "systemd-networkd") == 0 &&
+	    ph->facts[5].kind == PLAN_FACT_FILE && strcmp(ph->facts[5].iface, "eth3") == 0,
+	    "a file fact per cable interface, naming the manager");
+	t = ph->nfacts == 6 ? plan_cmd_text(&ph->facts[4].query) : xstrdup("");
+	is_str(t, "cat /etc/systemd/network/10-jaccl-config-eth2.network", "its query: the content");
+	free(t);
+	t = cmds_text(l);
+	ok(has_line(t, "sudo sh -c 'printf %s \"$1\" > \"$2\"' sh '# written by jaccl-config "
+	    "--persist"), "printed with the script and the content quoted for the shell");
+	free(t);
+	l = &p->hosts[0].cmds;
+	ok(l->n == 4 && argv_is(&l->v[3], false, ifu),
+	    "ifupdown: one interfaces.d file, no reload (%zu)", l->n);
+	ok(p->hosts[2].cmds.n == 5 && strcmp(p->hosts[2].cmds.v[4].argv[1], "nmcli") == 0,
+	    "NetworkManager: its connection, as before");
+
+	/* the check: a path or content other than the planned ones is refused */
+	free(p->hosts[1].cmds.v[6].argv[6]);
+	p->hosts[1].cmds.v[6].argv[6] = xstrdup("/etc/systemd/network/10-other.network");
+	ok(plan_check(p, g, &err) < 0, "another path is refused");
+	is_str(err.msg, "mac2: planned command names '/etc/systemd/network/10-other.network', "
+	    "which is not a cable interface", "the check names it");
+	free(p->hosts[1].cmds.v[6].argv[6]);
+	p->hosts[1].cmds.v[6].argv[6] =
+	    xstrdup("/etc/systemd/network/10-jaccl-config-eth2.network");
+	ok(plan_check(p, g, &err) == 0, "the planned one passes");
+	free(p->hosts[1].cmds.v[6].argv[5]);
+	p->hosts[1].cmds.v[6].argv[5] = xstrdup("[Match]\nName=eth0\n");
+	ok(plan_check(p, g, &err) < 0, "another content is refused");
+	plan_free(p);
+	graph_free(g);
+
+	/* none, unknown: refused before anything, naming the host and why */
+	h[1].netmgr = JC_NETMGR_NONE;
+	graph_build(h, 3, &g, &err);
+	ok(plan_build_persist(g, true, &p, &err) < 0 && p == NULL, "none: refused");
+	is_str(err.msg, "mac2: --persist: no network manager found (none of NetworkManager, "
+	    "systemd-networkd, ifupdown is enabled at boot); nothing was changed", "the reason");
+	ok(plan_build(g, &p, &err) == 0, "none: without --persist, planned as before");
+	plan_free(p);
+	graph_free(g);
+	h[1].netmgr = JC_NETMGR_UNKNOWN;
+	graph_build(h, 3, &g, &err);
+	ok(plan_build_persist(g, true, &p, &err) < 0 && strstr(err.msg, "mac2: --persist: its "
+	    "network manager is unknown") == err.msg, "unknown: refused (%s)", err.msg);
+	graph_free(g);
+	inv_free(h, 3);
+}
+
 int
 main(void)
 {
@@ -531,5 +638,6 @@ main(void)
 	test_wrap();
 	test_subnets();
 	test_persist();
+	test_persist_files();
 	return done_testing();
 }
