@@ -79,13 +79,48 @@ cmd_at(const struct jc_platform_ops *p, bool doctor, size_t k)
 	return NULL;
 }
 
+/*
+ * The passwordless sudo check (sudo -n true): left out of the script when
+ * the caller will neither set up nor report it (configure --dot).
+ */
+static bool
+sudo_check(const struct jc_probe_cmd *c)
+{
+	return strcmp(c->name, "sudo-n-true.txt") == 0;
+}
+
+/* Command c runs in a process of its own (no uname, no left-out sudo). */
+static bool
+own_process(const struct jc_probe_cmd *c, bool sudo)
+{
+	return !from_uname(c) && (sudo || !sudo_check(c));
+}
+
+/*
+ * A command that is one plain simple command (no shell syntax but words):
+ * its framing subshell runs it directly. Any other runs in a subshell of
+ * its own, so that a timeout (SIGTERM to the framing subshell's children)
+ * ends all of it, loops included.
+ */
+static bool
+simple_cmd(const char *sh)
+{
+	for (const char *p = sh; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == ' ' || *p == '-' || *p == '_' ||
+		    *p == '.' || *p == '/'))
+			return false;
+	return true;
+}
+
 static void
-script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr)
+script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr,
+    bool sudo)
 {
 	const struct jc_probe_cmd *c;
 
 	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++) {
-		if (from_uname(c))
+		if (!own_process(c, sudo))
 			continue;
 		buf_printf(b, "jc_%zu_%zu() {\n%s\n}\n", pi, k, c->sh);
 	}
@@ -110,7 +145,10 @@ script_helpers(struct jc_buf *b)
 	 * a TERM could come before a new subshell is ready to take it, and
 	 * leave a watchdog behind that the script would wait for) and its
 	 * sleep (whose pid it left in the temporary folder). jc_start NAME
-	 * FUNCTION: start FUNCTION into $jc_d/NAME, framed (pid in $!).
+	 * FUNCTION: start FUNCTION into $jc_d/NAME, framed (pid in $!), run by
+	 * the framing subshell itself (one process less per command: a plain
+	 * simple command); jc_start_sub: the same with FUNCTION in a subshell
+	 * of its own (any other command).
 	 */
 	buf_puts(b,
 	    "jc_d=$(mktemp -d \"${TMPDIR:-/tmp}/jc-probe.XXXXXX\" 2>/dev/null) || jc_d=\n"
@@ -142,6 +180,11 @@ script_helpers(struct jc_buf *b)
 	    "\tkill -KILL $jc_w 2>/dev/null; wait $jc_w 2>/dev/null\n"
 	    "}\n"
 	    "jc_start() {\n"
+	    "\t( printf '%s B %s\\n' \"$T\" \"$1\"; \"$2\" </dev/null 3>&-; jc_s=$?\n"
+	    "\t  printf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
+	    "\t  printf '%s D %s\\n' \"$T\" \"$1\" >&3 ) >\"$jc_d/$1\" &\n"
+	    "}\n"
+	    "jc_start_sub() {\n"
 	    "\t( printf '%s B %s\\n' \"$T\" \"$1\"; ( \"$2\" ) </dev/null 3>&-; jc_s=$?\n"
 	    "\t  printf '\\n%s E %s %d\\n' \"$T\" \"$1\" \"$jc_s\"\n"
 	    "\t  printf '%s D %s\\n' \"$T\" \"$1\" >&3 ) >\"$jc_d/$1\" &\n"
@@ -159,18 +202,18 @@ script_helpers(struct jc_buf *b)
 
 /* " $jc_pK" for each command of p that runs in a process of its own */
 static void
-script_pids(struct jc_buf *b, const struct jc_platform_ops *p, bool dr)
+script_pids(struct jc_buf *b, const struct jc_platform_ops *p, bool dr, bool sudo)
 {
 	const struct jc_probe_cmd *c;
 
 	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (!from_uname(c))
+		if (own_process(c, sudo))
 			buf_printf(b, " $jc_p%zu", k);
 }
 
 /* The case arm of platform p (number pi): its commands at once, or in turn. */
 static void
-script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr)
+script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr, bool sudo)
 {
 	const struct jc_probe_cmd *c;
 	size_t k;
@@ -182,22 +225,22 @@ script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool d
 			    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
 	buf_puts(b, "\tif [ -n \"$jc_d\" ]; then\n");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (!from_uname(c))
-			buf_printf(b, "\t\tjc_start %s jc_%zu_%zu; jc_p%zu=$!\n", c->name,
-			    pi, k, k);
+		if (own_process(c, sudo))
+			buf_printf(b, "\t\tjc_start%s %s jc_%zu_%zu; jc_p%zu=$!\n",
+			    simple_cmd(c->sh) ? "" : "_sub", c->name, pi, k, k);
 	buf_puts(b, "\t\tjc_watch jc_kids \"");
-	script_pids(b, p, dr);
+	script_pids(b, p, dr, sudo);
 	buf_puts(b, "\"\n");
 	/* every D line before the first frame: wait for all, then print */
 	buf_puts(b, "\t\twait");
-	script_pids(b, p, dr);
+	script_pids(b, p, dr, sudo);
 	buf_puts(b, "\n\t\tjc_unwatch\n\t\tcat");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (!from_uname(c))
+		if (own_process(c, sudo))
 			buf_printf(b, " \"$jc_d/%s\"", c->name);
 	buf_puts(b, "\n\telse\n");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (!from_uname(c))
+		if (own_process(c, sudo))
 			buf_printf(b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, pi, k);
 	buf_puts(b, "\tfi\n\t;;\n");
 }
@@ -211,6 +254,12 @@ probe_script(double command_timeout)
 char *
 probe_script_for(double command_timeout, bool doctor)
 {
+	return probe_script_opts(command_timeout, doctor, true);
+}
+
+char *
+probe_script_opts(double command_timeout, bool doctor, bool sudo)
+{
 	struct jc_buf b = { 0 };
 	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
 
@@ -220,7 +269,7 @@ probe_script_for(double command_timeout, bool doctor)
 	buf_printf(&b, "jc_to=%ld\n", to);
 	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_platform(&b, probe_platforms[i], i, doctor);
+		script_platform(&b, probe_platforms[i], i, doctor, sudo);
 	/* one uname for the system's name and the host name */
 	buf_puts(&b,
 	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
@@ -228,7 +277,7 @@ probe_script_for(double command_timeout, bool doctor)
 	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
 	    "case $1 in\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_case(&b, probe_platforms[i], i, doctor);
+		script_case(&b, probe_platforms[i], i, doctor, sudo);
 	buf_puts(&b, "esac\nexit 0\n");
 	return buf_steal(&b);
 }
@@ -690,7 +739,7 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	make_token(sh.token);
-	script = probe_script_for(o->command_timeout, o->doctor);
+	script = probe_script_opts(o->command_timeout, o->doctor, !o->no_sudo_check);
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

@@ -43,6 +43,11 @@ struct probe_opts {
 	const char *from;	/* replay this bundle instead of SSH */
 	/* add the backends' doctor_cmds to the script (the doctor only) */
 	bool doctor;
+	/*
+	 * leave out the passwordless sudo check (sudo -n true) for a caller
+	 * that neither sets up nor reports sudo: each host's sudo is unknown
+	 */
+	bool no_sudo_check;
 	/* how hosts are reached; NULL: transport_default(&tr, from) */
 	struct jc_transport *transport;
 	/*
@@ -94,6 +99,12 @@ char *probe_script(double command_timeout);
 
 /* The same, with each backend's doctor_cmds after its cmds when doctor. */
 char *probe_script_for(double command_timeout, bool doctor);
+
+/*
+ * The same, without the passwordless sudo check (sudo -n true, the output
+ * sudo-n-true.txt) unless sudo: the host's sudo is then left unknown.
+ */
+char *probe_script_opts(double command_timeout, bool doctor, bool sudo);
 
 /*
  * Split a script's standard output (framed with token) into raw, one

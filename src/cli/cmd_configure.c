@@ -89,6 +89,8 @@ discover(struct run *r)
 	po.arg = r;
 	if (o->verbose > 1)
 		po.log = probe_log;
+	/* --dot stops at the cabling: nothing reads sudo (but --over ethernet) */
+	po.no_sudo_check = o->dot && strcmp(o->over, "ethernet") != 0;
 	if (o->from == NULL && o->auto_setup == JC_YES && !o->dot) {
 		/* the setup runs on the sessions the probe opened */
 		r->tp = po.transport = transport_ssh_new(&po.tr);

@@ -8,7 +8,8 @@
 #    today's probe reads), DOT and hostfile.
 # 2. Live: on a simulated cluster, a probe runs on every Mac exactly the
 #    commands listed here, each once (the fake commands' calls.log), and
-#    every host's frames are there.
+#    every host's frames are there; --dot runs them but sudo -n true (its
+#    graph the same as from the probe's bundle), --auto-setup with it.
 . "$top_srcdir/tests/lib/tap.sh"
 cmds=${top_builddir:-.}/tests/parse/probe_cmds
 mb=$top_srcdir/tests/sim/make-bundle.sh
@@ -90,4 +91,29 @@ done
 python3 "$top_srcdir/tests/probe/cables.py" "$t/inv.json" "$(sim_cluster_json)" >"$t/cmp" 2>&1
 ok $? "the cables found are the topology's cables"
 diag "$(cat "$t/cmp")"
+
+# --dot reads no sudo: the same commands but sudo -n true, and the same DOT
+# as from the bundle saved above (which has sudo-n-true.txt)
+for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+"$JACCL_CONFIG" --dot --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live.dot" 2>"$t/err"
+is "$?" 0 "--dot on 4 Macs: exit 0"
+grep -v ' sudo -n true$' "$t/want" >"$t/want-dot"
+for h in $(sim_hosts | tr , ' '); do
+	sort "$(sim_calls "$h")" >"$t/got"
+	cmp -s "$t/got" "$t/want-dot"
+	ok $? "$h: --dot runs the probe's commands but sudo, each once"
+	cmp -s "$t/got" "$t/want-dot" || diag "$(diff "$t/want-dot" "$t/got")"
+done
+"$JACCL_CONFIG" --dot --from "$t/b" >"$t/bundle.dot" 2>/dev/null
+cmp -s "$t/live.dot" "$t/bundle.dot" && grep -q -- '--' "$t/live.dot"
+ok $? "--dot: the same graph live as from the bundle with sudo's answer"
+# --auto-setup needs every host's answer to sudo -n true, once
+for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+"$JACCL_CONFIG" --auto-setup --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" \
+    --state-dir "$t/state" --output-hostfile "$t/hf.json" >"$t/out" 2>"$t/err"
+is "$?" 0 "--auto-setup on 4 Macs: exit 0"
+for h in $(sim_hosts | tr , ' '); do
+	is "$(grep -c '^rc=exec sudo=0 sudo -n true$' "$(sim_calls "$h")")" 1 \
+	    "$h: --auto-setup asks sudo -n true once"
+done
 done_testing
