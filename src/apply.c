@@ -1291,38 +1291,6 @@ rollback(struct ap_apply *ap, long failed, struct jc_err *err)
 
 /* ---- the setup as one script per host (transports with a dialog) ---- */
 
-/* A fresh token: "jc" and 30 hex digits from /dev/urandom (else the clock). */
-static void
-make_token(char out[SS_TOKEN_LEN + 1])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char rnd[SS_TOKEN_LEN / 2];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, rnd, sizeof(rnd)) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (got != (ssize_t)sizeof(rnd)) {
-		struct timespec ts;
-		unsigned long x;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		x = (unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
-		    ((unsigned long)getpid() << 7);
-		for (size_t i = 0; i < sizeof(rnd); i++) {
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-			rnd[i] = (unsigned char)(x >> 33);
-		}
-	}
-	out[0] = 'j';
-	out[1] = 'c';
-	for (size_t i = 1; i < sizeof(rnd); i++) {
-		out[2 * i] = hex[rnd[i] >> 4];
-		out[2 * i + 1] = hex[rnd[i] & 15];
-	}
-	out[SS_TOKEN_LEN] = '\0';
-}
-
 /*
  * A host's capture is in (sl->rc says how it went): the last one to arrive
  * checks them all and saves the prior state; then everyone learns whether
@@ -1674,7 +1642,7 @@ run_scripts(struct ap_apply *ap)
 	struct ap_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
 	bool *started = xcalloc(n ? n : 1, sizeof(*started));
 
-	make_token(ap->token);
+	jc_token(ap->token, SS_TOKEN_LEN, "jc");
 	pthread_mutex_init(&ap->bar_mu, NULL);
 	pthread_cond_init(&ap->bar_cv, NULL);
 	for (size_t i = 0; i < n; i++) {

@@ -58,14 +58,7 @@ struct launch {
 void
 launch_quote(struct jc_buf *b, const char *s)
 {
-	buf_puts(b, "'");
-	for (; *s; s++) {
-		if (*s == '\'')
-			buf_puts(b, "'\\''");
-		else
-			buf_append(b, s, 1);
-	}
-	buf_puts(b, "'");
+	jc_sh_quote(b, s);
 }
 
 static bool

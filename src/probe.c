@@ -282,20 +282,13 @@ probe_script_opts(double command_timeout, bool doctor, bool sudo)
 	return buf_steal(&b);
 }
 
-/* Quote s for a POSIX shell: 'like'\''this'. */
+/* Quote s for a POSIX shell (a new string). */
 static char *
 sh_quote(const char *s)
 {
 	struct jc_buf b = { 0 };
 
-	buf_puts(&b, "'");
-	for (const char *p = s; *p; p++) {
-		if (*p == '\'')
-			buf_puts(&b, "'\\''");
-		else
-			buf_append(&b, p, 1);
-	}
-	buf_puts(&b, "'");
+	jc_sh_quote(&b, s);
 	return buf_steal(&b);
 }
 
@@ -650,35 +643,11 @@ worker(void *arg)
 	}
 }
 
+/* The token the script reads first, with its newline: "jc" never a number or an option. */
 static void
 make_token(char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char rnd[TOKEN_LEN / 2];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, rnd, sizeof(rnd)) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (got != (ssize_t)sizeof(rnd)) {
-		struct timespec ts;
-		unsigned long x;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		x = (unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
-		    ((unsigned long)getpid() << 7);
-		for (size_t i = 0; i < sizeof(rnd); i++) {
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-			rnd[i] = (unsigned char)(x >> 33);
-		}
-	}
-	/* "jc" first: the token is never a number or an option */
-	out[0] = 'j';
-	out[1] = 'c';
-	for (size_t i = 1; i < sizeof(rnd); i++) {
-		out[2 * i] = hex[rnd[i] >> 4];
-		out[2 * i + 1] = hex[rnd[i] & 15];
-	}
+	jc_token(out, TOKEN_LEN, "jc");
 	out[TOKEN_LEN] = '\n';
 	out[TOKEN_LEN + 1] = '\0';
 }

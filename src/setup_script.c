@@ -16,14 +16,7 @@ ss_quote(const char *s)
 {
 	struct jc_buf b = { 0 };
 
-	buf_puts(&b, "'");
-	for (const char *p = s; *p; p++) {
-		if (*p == '\'')
-			buf_puts(&b, "'\\''");
-		else
-			buf_append(&b, p, 1);
-	}
-	buf_puts(&b, "'");
+	jc_sh_quote(&b, s);
 	return buf_steal(&b);
 }
 

@@ -262,18 +262,55 @@ jc_shell_word(struct jc_buf *b, const char *w)
 
 	for (const char *p = w; *p && plain; p++)
 		plain = isalnum((unsigned char)*p) || strchr("._-+:@%/,=", *p) != NULL;
-	if (plain) {
+	if (plain)
 		buf_puts(b, w);
-		return;
-	}
+	else
+		jc_sh_quote(b, w);
+}
+
+void
+jc_sh_quote(struct jc_buf *b, const char *s)
+{
 	buf_puts(b, "'");
-	for (const char *p = w; *p; p++) {
-		if (*p == '\'')
+	for (; *s; s++) {
+		if (*s == '\'')
 			buf_puts(b, "'\\''");
 		else
-			buf_append(b, p, 1);
+			buf_append(b, s, 1);
 	}
 	buf_puts(b, "'");
+}
+
+void
+jc_token(char *out, size_t len, const char *prefix)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[64];
+	size_t n = len / 2 < sizeof(rnd) ? len / 2 : sizeof(rnd);
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, rnd, n) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)n) {
+		struct timespec ts;
+		unsigned long x;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = (unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
+		    ((unsigned long)getpid() << 7);
+		for (size_t i = 0; i < n; i++) {
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+			rnd[i] = (unsigned char)(x >> 33);
+		}
+	}
+	out[0] = prefix[0];
+	out[1] = prefix[1];
+	for (size_t i = 1; i < n; i++) {
+		out[2 * i] = hex[rnd[i] >> 4];
+		out[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 bool

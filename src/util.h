@@ -89,6 +89,17 @@ bool jc_service_name_ok(const char *s);
  */
 void jc_shell_word(struct jc_buf *b, const char *w);
 
+/* Append s to b between single quotes, for a POSIX shell: 'like'\''this'. */
+void jc_sh_quote(struct jc_buf *b, const char *s);
+
+/*
+ * A fresh token of len characters (len even, at least 4) into out[0..len],
+ * NUL-terminated: the two characters of prefix (so that it is never a
+ * number or an option), then hex digits from /dev/urandom, else from the
+ * clock and the pid.
+ */
+void jc_token(char *out, size_t len, const char *prefix);
+
 /* True for an interface or RDMA device name: [A-Za-z0-9_.-]{1,31}, no leading '-'. */
 bool jc_iface_name_ok(const char *s);
 

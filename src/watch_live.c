@@ -19,20 +19,6 @@
 #define WL_TOKEN_LEN 32
 #define WL_MAX_BUFFER (32u * 1024 * 1024)
 
-/* Quote s for a POSIX shell: 'like'\''this'. */
-static void
-quote(struct jc_buf *b, const char *s)
-{
-	buf_puts(b, "'");
-	for (; *s; s++) {
-		if (*s == '\'')
-			buf_puts(b, "'\\''");
-		else
-			buf_append(b, s, 1);
-	}
-	buf_puts(b, "'");
-}
-
 char *
 wl_command(double interval, double command_timeout)
 {
@@ -49,7 +35,7 @@ wl_command(double interval, double command_timeout)
 	    "IFS= read -r T || exit 97\n"
 	    "trap 'trap - TERM HUP INT; kill -TERM 0 2>/dev/null; exit 143' TERM HUP INT\n"
 	    "jc_p=");
-	quote(&loop, probe);
+	jc_sh_quote(&loop, probe);
 	buf_printf(&loop, "\nwhile :; do\n"
 	    "\tprintf '%%s\\n' \"$T\" | /bin/sh -c \"$jc_p\" &\n"
 	    "\twait $!\n"
@@ -58,7 +44,7 @@ wl_command(double interval, double command_timeout)
 	    "\twait $!\n"
 	    "done\n", interval);
 	buf_puts(&cmd, "exec /bin/sh -c ");
-	quote(&cmd, loop.data);
+	jc_sh_quote(&cmd, loop.data);
 	buf_free(&loop);
 	free(probe);
 	return buf_steal(&cmd);
@@ -295,27 +281,7 @@ host_thread(void *arg)
 static void
 make_token(char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char rnd[WL_TOKEN_LEN / 2];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, rnd, sizeof(rnd)) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (got != (ssize_t)sizeof(rnd)) {
-		unsigned long x = (unsigned long)(jc_now() * 1e6) ^ ((unsigned long)getpid() << 7);
-
-		for (size_t i = 0; i < sizeof(rnd); i++) {
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-			rnd[i] = (unsigned char)(x >> 33);
-		}
-	}
-	out[0] = 'j';
-	out[1] = 'w';
-	for (size_t i = 1; i < sizeof(rnd); i++) {
-		out[2 * i] = hex[rnd[i] >> 4];
-		out[2 * i + 1] = hex[rnd[i] & 15];
-	}
+	jc_token(out, WL_TOKEN_LEN, "jw");
 	out[WL_TOKEN_LEN] = '\n';
 	out[WL_TOKEN_LEN + 1] = '\0';
 }
