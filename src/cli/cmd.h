@@ -75,6 +75,12 @@ int cli_hosts_check(struct jc_opts *o, struct cli_hosts *h, const char *none_lef
 /* The error of each host that was reached but not probed; JC_EXIT_FAIL if any. */
 int cli_hosts_errors(const struct cli_hosts *h);
 
+/*
+ * --save DIR: the raw outputs of the hosts that answered (raws[i].n > 0)
+ * as a bundle, said on standard error. 0, or JC_EXIT_FAIL after the error.
+ */
+int cli_save_bundle(const char *dir, const struct jc_raw *raws, size_t n);
+
 /* The transport options of the command line. */
 struct tr_opts cli_tr_opts(const struct jc_opts *o);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "bundle.h"
 #include "cmd.h"
 #include "hostfile_read.h"
 #include "hosts.h"
@@ -188,4 +189,25 @@ cli_catch_interrupts(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+int
+cli_save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
+{
+	struct jc_raw *got = xcalloc(n + 1, sizeof(*got));
+	struct jc_err err = { 0 };
+	size_t ng = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (raws[i].n > 0)
+			got[ng++] = raws[i];	/* shallow: raws keeps ownership */
+	if (bundle_save(dir, got, ng, &err) != 0) {
+		jc_error(NULL, "%s", err.msg);
+		rc = JC_EXIT_FAIL;
+	} else {
+		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
+	}
+	free(got);
+	return rc;
 }

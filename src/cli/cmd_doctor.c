@@ -244,28 +244,6 @@ state_cabling(struct jc_opts *o, struct cabling **out, char **name)
 	return 0;
 }
 
-/* --save: the outputs of the hosts that answered, the doctor's included, as a bundle. */
-static int
-save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
-{
-	struct jc_raw *got = xcalloc(n + 1, sizeof(*got));
-	struct jc_err err = { 0 };
-	size_t ng = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (raws[i].n > 0)
-			got[ng++] = raws[i];	/* shallow: raws keeps ownership */
-	if (bundle_save(dir, got, ng, &err) != 0) {
-		jc_error(NULL, "%s", err.msg);
-		rc = JC_EXIT_FAIL;
-	} else {
-		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
-	}
-	free(got);
-	return rc;
-}
-
 /* What drift and the sameness checks read, beyond the probe (owned here). */
 struct dr_extra {
 	struct cabling *sexpect;	/* the state directory's cabling file */
@@ -351,7 +329,7 @@ cmd_doctor(struct jc_opts *o)
 		return rc;
 	if ((rc = cli_hosts_load(o, 0, &h)) != 0 || (rc = probe_all(o, &h, &raws, &nraws)) != 0)
 		goto out;
-	if (o->save != NULL && (rc = save_bundle(o->save, raws, nraws)) != 0)
+	if (o->save != NULL && (rc = cli_save_bundle(o->save, raws, nraws)) != 0)
 		goto out;
 	if (graph_build(h.v, h.n, &g, &err) != 0)
 		gerr = xstrdup(err.msg);

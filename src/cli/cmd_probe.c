@@ -207,28 +207,6 @@ run_probe(struct jc_opts *o, struct cli_hosts *h, struct jc_raw *raws, struct pr
 	return 0;
 }
 
-/* --save: the raw outputs of the hosts that answered, as a bundle. */
-static int
-save_bundle(const char *dir, const struct jc_raw *raws, size_t n)
-{
-	struct jc_raw *got = xcalloc(n, sizeof(*got));
-	struct jc_err err = { 0 };
-	size_t ng = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (raws[i].n > 0)
-			got[ng++] = raws[i];	/* shallow: raws keeps ownership */
-	if (bundle_save(dir, got, ng, &err) != 0) {
-		jc_error(NULL, "%s", err.msg);
-		rc = JC_EXIT_FAIL;
-	} else {
-		jc_info(NULL, "saved the outputs of %zu host%s in %s", ng, ng == 1 ? "" : "s", dir);
-	}
-	free(got);
-	return rc;
-}
-
 static void
 print_json(struct jc_opts *o, const struct cli_hosts *h)
 {
@@ -287,7 +265,7 @@ cmd_probe(struct jc_opts *o)
 	if ((rc = run_probe(o, &h, raws, &pg)) != 0)
 		goto out;
 	if (o->save != NULL)
-		rc = save_bundle(o->save, raws, nraws);
+		rc = cli_save_bundle(o->save, raws, nraws);
 	if ((rc = cli_hosts_check(o, &h, "no reachable host left to probe")) != 0)
 		goto out;
 	if (cli_hosts_errors(&h) != 0)
