@@ -230,15 +230,14 @@ EOF
 }
 
 write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]
-    # CLIENT (the fast path): `exec CLIENT PYTHON FAKEMAC_PY HOSTDIR CMD "$@"`, the
-    # same line as the interpreter path with `--simhost` replaced by the client, so
-    # /bin/sh hands over argv and the environment exactly as before
+    # CLIENT (the fast path): `#!CLIENT`, the client is the wrapper's interpreter
+    # (no shell: a fake command costs one exec, as a native one does); it finds
+    # HOSTDIR and CMD from the wrapper's path and exports PWD as /bin/sh did
     local hd=$1 py=$2 client=${3:-} c
     mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
     for c in $FAKE_BIN $FAKE_SBIN $FAKE_LIBEXEC; do
         if [[ -n $client ]]; then
-            printf '#!/bin/sh\nexec "%s" "%s" "%s" "%s" %s "$@"\n' \
-                "$client" "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
+            printf '#!%s\n' "$client" > "$hd/bin/$c"
         else
             # -S: the fakes need only the standard library; skipping site
             # start-up makes every fake command noticeably cheaper
@@ -262,7 +261,8 @@ start_client_build() { # start_client_build: cc in the background; sets CC_PID
         echo "simcluster: no cc: the fake commands use the python path (KC_FAST=0)" >&2
         return 0
     fi
-    cc -O2 -o "$DIR/fakemac-client" "$HERE/fakemac/fakemac-client.c" \
+    cc -O2 -DFAKEMAC_PYTHON="\"$(pick_python)\"" -DFAKEMAC_PY="\"$HERE/fakemac/fakemac.py\"" \
+        -o "$DIR/fakemac-client" "$HERE/fakemac/fakemac-client.c" \
         > "$DIR/fakemac-client.log" 2>&1 &
     CC_PID=$!
 }

@@ -2,11 +2,18 @@
 /* fakemac-client.c - the fast path of the fake macOS commands (see fakemacd.py).
  *
  *   fakemac-client PYTHON FAKEMAC_PY HOSTDIR COMMAND [ARGS...]
+ *   fakemac-client HOSTDIR/bin/COMMAND [ARGS...]        (as a script's interpreter)
  *
- * The wrappers in HOSTDIR/bin are `#!/bin/sh` + `exec fakemac-client PYTHON
- * FAKEMAC_PY HOSTDIR COMMAND "$@"`, the same line as the interpreter path with
- * `--simhost` replaced by this program, so the shell prepares argv and the
- * environment exactly as before.  The client connects to HOSTDIR/fakemac.sock,
+ * The wrappers in HOSTDIR/bin are one line, `#!fakemac-client` (its full
+ * path), so running one costs what running a native command costs: one exec
+ * of one small program, no shell.  The kernel then runs the client with the
+ * wrapper's path and the arguments; the client finds HOSTDIR and COMMAND from
+ * that path (symbolic links resolved: /usr/bin/X in a host's file system view
+ * is a link to HOSTDIR/bin/X), and PYTHON and FAKEMAC_PY were compiled in
+ * (-DFAKEMAC_PYTHON, -DFAKEMAC_PY).  It exports PWD as the /bin/sh of the
+ * old `#!/bin/sh` + `exec` wrappers did, so the command sees the same
+ * environment.  The first form is what those wrappers ran, and what a
+ * client compiled without the two paths accepts.  The client connects to HOSTDIR/fakemac.sock,
  * hands the daemon its fds 0/1/2 and its working directory (SCM_RIGHTS), argv,
  * environment, umask, nice value, rlimits, signal mask and ignored signals, and
  * waits for the exit status of the forked child that runs the command, which it
@@ -115,6 +122,58 @@ static int recv_all(int fd, void *buf, size_t n)
     return 0;
 }
 
+#if defined(FAKEMAC_PYTHON) && defined(FAKEMAC_PY)
+/* PWD as dash sets it on start-up: the inherited value if it names the
+   working directory, else the physical path */
+static void export_pwd(void)
+{
+    const char *pwd = getenv("PWD");
+    struct stat a, b;
+    char *cwd;
+
+    if (pwd && pwd[0] == '/' && stat(pwd, &a) == 0 && stat(".", &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return;
+    cwd = getcwd(NULL, 0);
+    if (cwd)
+        setenv("PWD", cwd, 1);
+    free(cwd);
+}
+
+/* the interpreter form: argv becomes CLIENT PYTHON FAKEMAC_PY HOSTDIR COMMAND ARGS... */
+static char **from_script(int *argcp, char **argv)
+{
+    int argc = *argcp;
+    char *path = realpath(argv[1], NULL), *cmd, *bin, *host;
+    char **v;
+
+    if (!path || !(cmd = strrchr(path, '/')) || cmd == path) {
+        fprintf(stderr, "fakemac-client: %s: not a wrapper of a simulated host\n", argv[1]);
+        exit(127);
+    }
+    *cmd++ = '\0';
+    bin = strrchr(path, '/');
+    host = path;
+    if (bin && bin != path)
+        *bin = '\0';
+    v = calloc((size_t)argc + 4, sizeof *v);
+    if (!v) {
+        perror("fakemac-client");
+        exit(127);
+    }
+    v[0] = argv[0];
+    v[1] = FAKEMAC_PYTHON;
+    v[2] = FAKEMAC_PY;
+    v[3] = host;
+    v[4] = cmd;
+    for (int i = 2; i < argc; i++)
+        v[i + 3] = argv[i];
+    *argcp = argc + 3;
+    export_pwd();
+    return v;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     sigset_t fwd, orig;
@@ -126,6 +185,10 @@ int main(int argc, char **argv)
     unsigned char ack;
     int status;
 
+#if defined(FAKEMAC_PYTHON) && defined(FAKEMAC_PY)
+    if (argc >= 2 && strcmp(argv[1], FAKEMAC_PYTHON) != 0)
+        argv = from_script(&argc, argv);
+#endif
     if (argc < 5) {
         fprintf(stderr, "usage: fakemac-client PYTHON FAKEMAC_PY HOSTDIR COMMAND [ARGS...]\n");
         return 2;
