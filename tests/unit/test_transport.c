@@ -9,9 +9,13 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../tap.h"
 #include "transport.h"
@@ -72,6 +76,35 @@ run_seq(void *arg)
 	return NULL;
 }
 
+/*
+ * The kernel's word on this process's TCP connections to port 22 (the
+ * session's socket is libssh's own): how many there are, and how many of
+ * them have TCP_NODELAY set.
+ */
+static void
+ssh_sockets(int *n, int *nodelay)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	*n = *nodelay = 0;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name), v = 0;
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss), vl = sizeof(v);
+
+		if (e->d_name[0] == '.' || fd == dirfd(d) ||
+		    getpeername(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_INET ||
+		    ntohs(((struct sockaddr_in *)&ss)->sin_port) != 22)
+			continue;
+		(*n)++;
+		if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &vl) == 0 && v != 0)
+			(*nodelay)++;
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
 int
 main(void)
 {
@@ -97,6 +130,14 @@ main(void)
 		return done_testing();
 	}
 	is_str(tr_host(s), host, "the session names its host");
+	{
+		int n, nd;
+
+		/* Nagle's algorithm off: small packets in a row are not held back */
+		ssh_sockets(&n, &nd);
+		ok(n == 1 && nd == 1, "the session's TCP connection has TCP_NODELAY (%d of %d)",
+		    nd, n);
+	}
 
 	r = tr_run(s, "echo out; echo err >&2; exit 3", NULL, 0, 10, 0, &res, &err);
 	ok(r == 0 && res.status == 3, "a command that exits 3: run, status 3");
