@@ -63,6 +63,14 @@ static const struct jc_probe_cmd macos_cmds[] = {
 };
 
 /*
+ * What the cables need: the Thunderbolt ports and their peers, and the
+ * interface of each port (mlx.distributed_config --dot reads the same two).
+ */
+static const char *const macos_cabling_cmds[] = {
+	"uname.txt", "hostname.txt", TB_JSON, HWPORTS, NULL,
+};
+
+/*
  * The doctor's commands (parse_sw.h). socketfilterfw lives outside PATH
  * on a Mac, hence its folder added at the end. The environment is the one
  * any command started over SSH sees (mlx.launch's among them): only the
@@ -726,6 +734,7 @@ const struct jc_platform_ops jc_platform_macos = {
 	.caps = JC_PLAT_RDMA_CTL | JC_PLAT_SAME_OS | JC_PLAT_BRIDGE | JC_PLAT_POWER_FW,
 	.cmds = macos_cmds,
 	.doctor_cmds = macos_doctor_cmds,
+	.cabling_cmds = macos_cabling_cmds,
 	.parse = macos_parse,
 	.setup = macos_setup,
 	.persist = macos_persist,

@@ -160,6 +160,12 @@ struct jc_platform_ops {
 	 */
 	const struct jc_probe_cmd *doctor_cmds;
 	/*
+	 * The names of the cmds the cable graph needs (its ports, their peers
+	 * and interfaces), NULL-terminated: a plain --dot runs only these, and
+	 * the facts of the others stay unknown. NULL: it needs them all.
+	 */
+	const char *const *cabling_cmds;
+	/*
 	 * Fill h (whose name/target are already set) from raw. A missing output
 	 * leaves what depends on it unknown and adds a note; never fails for
 	 * that. Returns a negative value with err filled only when an output

@@ -89,11 +89,24 @@ sudo_check(const struct jc_probe_cmd *c)
 	return strcmp(c->name, "sudo-n-true.txt") == 0;
 }
 
-/* Command c runs in a process of its own (no uname, no left-out sudo). */
+/* The cable graph needs command c of platform p. */
 static bool
-own_process(const struct jc_probe_cmd *c, bool sudo)
+for_cabling(const struct jc_platform_ops *p, const struct jc_probe_cmd *c)
 {
-	return !from_uname(c) && (sudo || !sudo_check(c));
+	if (p->cabling_cmds == NULL)
+		return true;
+	for (size_t i = 0; p->cabling_cmds[i] != NULL; i++)
+		if (strcmp(p->cabling_cmds[i], c->name) == 0)
+			return true;
+	return false;
+}
+
+/* Command c of p runs in a process of its own (no uname, nothing left out). */
+static bool
+own_process(const struct jc_platform_ops *p, const struct jc_probe_cmd *c, unsigned leave_out)
+{
+	return !from_uname(c) && !((leave_out & PROBE_NO_SUDO) && sudo_check(c)) &&
+	    !((leave_out & PROBE_CABLING_ONLY) && !for_cabling(p, c));
 }
 
 /*
@@ -115,12 +128,12 @@ simple_cmd(const char *sh)
 
 static void
 script_platform(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr,
-    bool sudo)
+    unsigned leave_out)
 {
 	const struct jc_probe_cmd *c;
 
 	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++) {
-		if (!own_process(c, sudo))
+		if (!own_process(p, c, leave_out))
 			continue;
 		buf_printf(b, "jc_%zu_%zu() {\n%s\n}\n", pi, k, c->sh);
 	}
@@ -202,18 +215,19 @@ script_helpers(struct jc_buf *b)
 
 /* " $jc_pK" for each command of p that runs in a process of its own */
 static void
-script_pids(struct jc_buf *b, const struct jc_platform_ops *p, bool dr, bool sudo)
+script_pids(struct jc_buf *b, const struct jc_platform_ops *p, bool dr, unsigned leave_out)
 {
 	const struct jc_probe_cmd *c;
 
 	for (size_t k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (own_process(c, sudo))
+		if (own_process(p, c, leave_out))
 			buf_printf(b, " $jc_p%zu", k);
 }
 
 /* The case arm of platform p (number pi): its commands at once, or in turn. */
 static void
-script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr, bool sudo)
+script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool dr,
+    unsigned leave_out)
 {
 	const struct jc_probe_cmd *c;
 	size_t k;
@@ -225,22 +239,22 @@ script_case(struct jc_buf *b, const struct jc_platform_ops *p, size_t pi, bool d
 			    " \"$T\" \"$2\" \"$T\" \"$jc_s\"\n", c->name, c->name);
 	buf_puts(b, "\tif [ -n \"$jc_d\" ]; then\n");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (own_process(c, sudo))
+		if (own_process(p, c, leave_out))
 			buf_printf(b, "\t\tjc_start%s %s jc_%zu_%zu; jc_p%zu=$!\n",
 			    simple_cmd(c->sh) ? "" : "_sub", c->name, pi, k, k);
 	buf_puts(b, "\t\tjc_watch jc_kids \"");
-	script_pids(b, p, dr, sudo);
+	script_pids(b, p, dr, leave_out);
 	buf_puts(b, "\"\n");
 	/* every D line before the first frame: wait for all, then print */
 	buf_puts(b, "\t\twait");
-	script_pids(b, p, dr, sudo);
+	script_pids(b, p, dr, leave_out);
 	buf_puts(b, "\n\t\tjc_unwatch\n\t\tcat");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (own_process(c, sudo))
+		if (own_process(p, c, leave_out))
 			buf_printf(b, " \"$jc_d/%s\"", c->name);
 	buf_puts(b, "\n\telse\n");
 	for (k = 0; (c = cmd_at(p, dr, k)) != NULL; k++)
-		if (own_process(c, sudo))
+		if (own_process(p, c, leave_out))
 			buf_printf(b, "\t\tjc_run %s jc_%zu_%zu\n", c->name, pi, k);
 	buf_puts(b, "\tfi\n\t;;\n");
 }
@@ -254,11 +268,11 @@ probe_script(double command_timeout)
 char *
 probe_script_for(double command_timeout, bool doctor)
 {
-	return probe_script_opts(command_timeout, doctor, true);
+	return probe_script_opts(command_timeout, doctor, 0);
 }
 
 char *
-probe_script_opts(double command_timeout, bool doctor, bool sudo)
+probe_script_opts(double command_timeout, bool doctor, unsigned leave_out)
 {
 	struct jc_buf b = { 0 };
 	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
@@ -269,7 +283,7 @@ probe_script_opts(double command_timeout, bool doctor, bool sudo)
 	buf_printf(&b, "jc_to=%ld\n", to);
 	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_platform(&b, probe_platforms[i], i, doctor, sudo);
+		script_platform(&b, probe_platforms[i], i, doctor, leave_out);
 	/* one uname for the system's name and the host name */
 	buf_puts(&b,
 	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
@@ -277,7 +291,7 @@ probe_script_opts(double command_timeout, bool doctor, bool sudo)
 	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
 	    "case $1 in\n");
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
-		script_case(&b, probe_platforms[i], i, doctor, sudo);
+		script_case(&b, probe_platforms[i], i, doctor, leave_out);
 	buf_puts(&b, "esac\nexit 0\n");
 	return buf_steal(&b);
 }
@@ -708,7 +722,8 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	make_token(sh.token);
-	script = probe_script_opts(o->command_timeout, o->doctor, !o->no_sudo_check);
+	script = probe_script_opts(o->command_timeout, o->doctor,
+	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0));
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

@@ -48,6 +48,11 @@ struct probe_opts {
 	 * that neither sets up nor reports sudo: each host's sudo is unknown
 	 */
 	bool no_sudo_check;
+	/*
+	 * only what the cable graph needs (a plain --dot: each backend's
+	 * cabling_cmds); the facts of the others stay unknown
+	 */
+	bool cabling_only;
 	/* how hosts are reached; NULL: transport_default(&tr, from) */
 	struct jc_transport *transport;
 	/*
@@ -100,11 +105,17 @@ char *probe_script(double command_timeout);
 /* The same, with each backend's doctor_cmds after its cmds when doctor. */
 char *probe_script_for(double command_timeout, bool doctor);
 
-/*
- * The same, without the passwordless sudo check (sudo -n true, the output
- * sudo-n-true.txt) unless sudo: the host's sudo is then left unknown.
- */
-char *probe_script_opts(double command_timeout, bool doctor, bool sudo);
+/* What a probe script leaves out (probe_script_opts). */
+enum {
+	/* the passwordless sudo check (sudo -n true, the output
+	 * sudo-n-true.txt): the host's sudo is then left unknown */
+	PROBE_NO_SUDO = 1u << 0,
+	/* the commands the cable graph does without (jc_platform_ops.cabling_cmds) */
+	PROBE_CABLING_ONLY = 1u << 1,
+};
+
+/* The same, without what leave_out (PROBE_* flags) names. */
+char *probe_script_opts(double command_timeout, bool doctor, unsigned leave_out);
 
 /*
  * Split a script's standard output (framed with token) into raw, one

@@ -91,6 +91,8 @@ discover(struct run *r)
 		po.log = probe_log;
 	/* --dot stops at the cabling: nothing reads sudo (but --over ethernet) */
 	po.no_sudo_check = o->dot && strcmp(o->over, "ethernet") != 0;
+	/* a plain --dot draws the cables: the model and RDMA only with -v */
+	po.cabling_only = po.no_sudo_check && !o->verbose;
 	if (o->from == NULL && o->auto_setup == JC_YES && !o->dot) {
 		/* the setup runs on the sessions the probe opened */
 		r->tp = po.transport = transport_ssh_new(&po.tr);

@@ -8,8 +8,9 @@
 #    today's probe reads), DOT and hostfile.
 # 2. Live: on a simulated cluster, a probe runs on every Mac exactly the
 #    commands listed here, each once (the fake commands' calls.log), and
-#    every host's frames are there; --dot runs them but sudo -n true (its
-#    graph the same as from the probe's bundle), --auto-setup with it.
+#    every host's frames are there; a plain --dot runs only what the cables
+#    need, --dot -v all but sudo -n true (each graph the same as from the
+#    probe's bundle), --auto-setup all with it.
 . "$top_srcdir/tests/lib/tap.sh"
 cmds=${top_builddir:-.}/tests/parse/probe_cmds
 mb=$top_srcdir/tests/sim/make-bundle.sh
@@ -92,21 +93,38 @@ python3 "$top_srcdir/tests/probe/cables.py" "$t/inv.json" "$(sim_cluster_json)" 
 ok $? "the cables found are the topology's cables"
 diag "$(cat "$t/cmp")"
 
-# --dot reads no sudo: the same commands but sudo -n true, and the same DOT
-# as from the bundle saved above (which has sudo-n-true.txt)
+# A plain --dot draws the cables: it asks only what they need (uname -sn,
+# system_profiler, networksetup; mlx.distributed_config --dot reads the same
+# two), and the DOT is the one the bundle saved above gives, which has
+# every output. --dot -v (its nodes show the model and RDMA) runs the
+# probe's commands but sudo -n true, and its DOT too is the bundle's.
 for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
 "$JACCL_CONFIG" --dot --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live.dot" 2>"$t/err"
 is "$?" 0 "--dot on 4 Macs: exit 0"
-grep -v ' sudo -n true$' "$t/want" >"$t/want-dot"
+grep -e ' uname -sn$' -e ' networksetup ' -e ' system_profiler ' "$t/want" >"$t/want-dot"
 for h in $(sim_hosts | tr , ' '); do
 	sort "$(sim_calls "$h")" >"$t/got"
 	cmp -s "$t/got" "$t/want-dot"
-	ok $? "$h: --dot runs the probe's commands but sudo, each once"
+	ok $? "$h: --dot runs uname -sn, networksetup and system_profiler, each once"
 	cmp -s "$t/got" "$t/want-dot" || diag "$(diff "$t/want-dot" "$t/got")"
 done
-"$JACCL_CONFIG" --dot --from "$t/b" >"$t/bundle.dot" 2>/dev/null
-cmp -s "$t/live.dot" "$t/bundle.dot" && grep -q -- '--' "$t/live.dot"
-ok $? "--dot: the same graph live as from the bundle with sudo's answer"
+"$JACCL_CONFIG" --dot --from "$t/b" >"$t/bundle.dot" 2>"$t/bundle.err"
+cmp -s "$t/live.dot" "$t/bundle.dot" && grep -q -- '--' "$t/live.dot" &&
+    cmp -s "$t/err" "$t/bundle.err"
+ok $? "--dot: the same graph and messages live as from the bundle of every output"
+for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+"$JACCL_CONFIG" --dot -v --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live-v.dot" 2>"$t/err"
+is "$?" 0 "--dot -v on 4 Macs: exit 0"
+grep -v ' sudo -n true$' "$t/want" >"$t/want-dotv"
+for h in $(sim_hosts | tr , ' '); do
+	sort "$(sim_calls "$h")" >"$t/got"
+	cmp -s "$t/got" "$t/want-dotv"
+	ok $? "$h: --dot -v runs the probe's commands but sudo, each once"
+	cmp -s "$t/got" "$t/want-dotv" || diag "$(diff "$t/want-dotv" "$t/got")"
+done
+"$JACCL_CONFIG" --dot -v --from "$t/b" >"$t/bundle-v.dot" 2>/dev/null
+cmp -s "$t/live-v.dot" "$t/bundle-v.dot" && grep -q 'Mac16,11' "$t/live-v.dot"
+ok $? "--dot -v: the same extended graph live as from the bundle, with the model"
 # --auto-setup needs every host's answer to sudo -n true, once
 for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
 "$JACCL_CONFIG" --auto-setup --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" \
