@@ -24,11 +24,14 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[in
 ratio() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); print(f"{b / a:.1f}" if a else "-")' "$1" "$2"; }
 
 # measure OUT CMD...: run CMD (stdin /dev/null, stdout and stderr in OUT.out
-# and OUT.err) and print "WALL USER SYS STATUS" in seconds: the wall time
-# and the CPU time of CMD's own process as wait4() reports it. jaccl-config
-# starts no process of its own (libssh runs in its threads), so for it that
-# is its getrusage(RUSAGE_SELF) with every thread and no child. The python
-# that measures starts before the clock and is not counted.
+# and OUT.err) and print "WALL USER SYS STATUS MACHINE" in seconds: the wall
+# time, the CPU time of CMD's own process as wait4() reports it, its exit
+# status, and the CPU time the whole machine used meanwhile (/proc/stat:
+# CMD, and on the simulated cluster every host's sshd, shells and fake
+# commands). jaccl-config starts no process of its own (libssh runs in its
+# threads), so for it USER and SYS are its getrusage(RUSAGE_SELF) with
+# every thread and no child. The python that measures starts before the
+# clock and is not counted.
 measure() {
 	_m_out=$1
 	shift
@@ -39,13 +42,23 @@ argv = sys.argv[2:]
 fo = os.open(out + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 fe = os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 fi = os.open(os.devnull, os.O_RDONLY)
+def busy():
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (v[0] + v[1] + v[2] + v[5] + v[6]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+c0 = busy()
 t0 = time.monotonic()
 pid = os.posix_spawnp(argv[0], argv, os.environ,
                       file_actions=[(os.POSIX_SPAWN_DUP2, fi, 0), (os.POSIX_SPAWN_DUP2, fo, 1),
                                     (os.POSIX_SPAWN_DUP2, fe, 2)])
 _, st, ru = os.wait4(pid, 0)
 t1 = time.monotonic()
-print(f"{t1 - t0:.3f} {ru.ru_utime:.4f} {ru.ru_stime:.4f} {os.waitstatus_to_exitcode(st)}")
+c1 = busy()
+print(f"{t1 - t0:.3f} {ru.ru_utime:.4f} {ru.ru_stime:.4f} {os.waitstatus_to_exitcode(st)} "
+      f"{c1 - c0:.2f}")
 PY
 }
 
