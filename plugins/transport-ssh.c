@@ -37,8 +37,14 @@ struct tr_session {
 	struct ssh_channel_callbacks_struct chcb;
 	ssh_channel current;	/* the stream's channel, or NULL */
 	char *exit_signal;	/* its exit signal, if one came */
-	int timeout_ms;		/* for a server's answer */
 };
+
+/*
+ * How long a server that accepted the login may take to open a channel
+ * (seconds): far more than a loaded host needs, unlike the connect timeout
+ * a user may set low.
+ */
+#define OPEN_TIMEOUT 60
 
 struct tr_stream {
 	struct tr_session *s;
@@ -211,7 +217,6 @@ tr_connect(const char *host, const char *user, int port, const struct tr_opts *o
 	*out = xcalloc(1, sizeof(**out));
 	(*out)->ssh = ssh;
 	(*out)->host = xstrdup(host);
-	(*out)->timeout_ms = (int)(t * 1000);
 	(*out)->chcb.userdata = *out;
 	(*out)->chcb.channel_exit_signal_function = on_exit_signal;
 	ssh_callbacks_init(&(*out)->chcb);
@@ -282,7 +287,7 @@ static const char *
 open_session(struct tr_session *s, ssh_channel ch)
 {
 	const char *why = NULL;
-	double deadline = jc_now() + s->timeout_ms / 1000.0;
+	double deadline = jc_now() + OPEN_TIMEOUT;
 	int r;
 
 	ssh_set_blocking(s->ssh, 0);
