@@ -93,6 +93,17 @@ python3 "$top_srcdir/tests/probe/cables.py" "$t/inv.json" "$(sim_cluster_json)" 
 ok $? "the cables found are the topology's cables"
 diag "$(cat "$t/cmp")"
 
+# calls_are WANT DESCRIPTION: on each host, the fake commands' log holds
+# exactly the lines of WANT (in any order)
+calls_are() {
+	for h in $(sim_hosts | tr , ' '); do
+		sort "$(sim_calls "$h")" >"$t/got"
+		cmp -s "$t/got" "$1"
+		ok $? "$h: $2"
+		cmp -s "$t/got" "$1" || diag "$(diff "$1" "$t/got")"
+	done
+}
+
 # A plain --dot draws the cables: it asks only what they need (uname -sn,
 # system_profiler, networksetup; mlx.distributed_config --dot reads the same
 # two), and the DOT is the one the bundle saved above gives, which has
@@ -102,12 +113,7 @@ for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
 "$JACCL_CONFIG" --dot --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live.dot" 2>"$t/err"
 is "$?" 0 "--dot on 4 Macs: exit 0"
 grep -e ' uname -sn$' -e ' networksetup ' -e ' system_profiler ' "$t/want" >"$t/want-dot"
-for h in $(sim_hosts | tr , ' '); do
-	sort "$(sim_calls "$h")" >"$t/got"
-	cmp -s "$t/got" "$t/want-dot"
-	ok $? "$h: --dot runs uname -sn, networksetup and system_profiler, each once"
-	cmp -s "$t/got" "$t/want-dot" || diag "$(diff "$t/want-dot" "$t/got")"
-done
+calls_are "$t/want-dot" "--dot runs uname -sn, networksetup and system_profiler, each once"
 "$JACCL_CONFIG" --dot --from "$t/b" >"$t/bundle.dot" 2>"$t/bundle.err"
 cmp -s "$t/live.dot" "$t/bundle.dot" && grep -q -- '--' "$t/live.dot" &&
     cmp -s "$t/err" "$t/bundle.err"
@@ -116,12 +122,7 @@ for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
 "$JACCL_CONFIG" --dot -v --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live-v.dot" 2>"$t/err"
 is "$?" 0 "--dot -v on 4 Macs: exit 0"
 grep -v ' sudo -n true$' "$t/want" >"$t/want-dotv"
-for h in $(sim_hosts | tr , ' '); do
-	sort "$(sim_calls "$h")" >"$t/got"
-	cmp -s "$t/got" "$t/want-dotv"
-	ok $? "$h: --dot -v runs the probe's commands but sudo, each once"
-	cmp -s "$t/got" "$t/want-dotv" || diag "$(diff "$t/want-dotv" "$t/got")"
-done
+calls_are "$t/want-dotv" "--dot -v runs the probe's commands but sudo, each once"
 "$JACCL_CONFIG" --dot -v --from "$t/b" >"$t/bundle-v.dot" 2>/dev/null
 cmp -s "$t/live-v.dot" "$t/bundle-v.dot" && grep -q 'Mac16,11' "$t/live-v.dot"
 ok $? "--dot -v: the same extended graph live as from the bundle, with the model"
