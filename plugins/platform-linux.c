@@ -90,6 +90,16 @@ static const struct jc_probe_cmd linux_cmds[] = {
 	{ NULL, NULL },
 };
 
+/*
+ * What the cables need: the Thunderbolt devices and their interfaces, the
+ * interfaces' links and addresses, the neighbours seen on each, and the
+ * management interface (never a cable).
+ */
+static const char *const linux_cabling_cmds[] = {
+	"uname.txt", "hostname.txt", "ip-j-addr.txt", "ip-j-link.txt", "thunderbolt.txt",
+	"neigh.txt", "mgmt.txt", NULL,
+};
+
 static bool
 not_run(const struct jc_raw_out *o)
 {
@@ -453,6 +463,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.caps = JC_PLAT_LINK_ADMIN,
 	.cmds = linux_cmds,
 	.doctor_cmds = linux_doctor_cmds,
+	.cabling_cmds = linux_cabling_cmds,
 	.parse = linux_parse,
 	.setup = linux_setup,
 	.persist = linux_persist,

@@ -145,6 +145,45 @@ test_script(void)
 	free(script);
 }
 
+/*
+ * The script of a plain --dot (no sudo check, only what the cables need),
+ * run here: its frames are exactly this system's cabling_cmds.
+ */
+static void
+test_script_cabling(void)
+{
+	char *script = probe_script_opts(30, false, PROBE_NO_SUDO | PROBE_CABLING_ONLY);
+	struct jc_buf out = { 0 };
+	struct jc_raw raw = { 0 };
+	struct jc_err err = { 0 };
+	const struct jc_raw_out *u;
+	const struct jc_platform_ops *p = NULL;
+	size_t want = 0, missing = 0;
+
+	is_int(run_script(script, &out), 0, "the cables' script runs to its end with /bin/sh");
+	probe_split(TOK, out.data ? out.data : "", out.len, &raw, NULL, 0, &err);
+	u = raw_get(&raw, "uname.txt");
+	for (const struct jc_platform_ops *const *q = (const struct jc_platform_ops *const[]){
+	    &jc_platform_macos, &jc_platform_linux, NULL }; u != NULL && *q; q++)
+		if (strncmp(u->data, (*q)->uname, strlen((*q)->uname)) == 0)
+			p = *q;
+	if (p == NULL || p->cabling_cmds == NULL) {
+		ok(1, "# SKIP this system's backend has no list of what the cables need");
+	} else {
+		for (size_t i = 0; p->cabling_cmds[i] != NULL; i++, want++)
+			if (raw_get(&raw, p->cabling_cmds[i]) == NULL) {
+				diag("missing: %s", p->cabling_cmds[i]);
+				missing++;
+			}
+		ok(missing == 0 && raw.n == want,
+		    "its frames are the %zu outputs the cables need, no other (%zu frames)", want,
+		    raw.n);
+	}
+	raw_clear(&raw);
+	buf_free(&out);
+	free(script);
+}
+
 int
 main(void)
 {
@@ -152,5 +191,6 @@ main(void)
 	(void)skip_all;
 	test_split();
 	test_script();
+	test_script_cabling();
 	return done_testing();
 }
