@@ -236,8 +236,13 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]
     local hd=$1 py=$2 client=${3:-} c
     mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
     for c in $FAKE_BIN $FAKE_SBIN $FAKE_LIBEXEC; do
-        if [[ -n $client ]]; then
+        if [[ -n $client && ${#client} -le 120 ]]; then
             printf '#!%s\n' "$client" > "$hd/bin/$c"
+        elif [[ -n $client ]]; then
+            # a path too long for a '#!' line (128 bytes on older kernels):
+            # the client's first form, through /bin/sh
+            printf '#!/bin/sh\nexec "%s" "%s" "%s" "%s" %s "$@"\n' \
+                "$client" "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
         else
             # -S: the fakes need only the standard library; skipping site
             # start-up makes every fake command noticeably cheaper
