@@ -27,6 +27,7 @@
 #include "hostfile_read.h"
 #include "hosts.h"
 #include "parse_state.h"
+#include "setup_record.h"
 #include "setup_script.h"
 
 #define STATE_VERSION 1
@@ -927,7 +928,7 @@ keep_earlier_facts(const char *dir, const char *name, json_t *hj)
 
 		if (jget_str(v, "host") == NULL || strcmp(jget_str(v, "host"), name) != 0 ||
 		    json_is_true(json_object_get(v, "restored")) || file == NULL ||
-		    strncmp(file, "hosts/", 6) != 0 || strstr(file, "..") != NULL)
+		    !setup_record_file_ok(file))
 			continue;
 		path = xasprintf("%s/%s", dir, file);
 		oh = json_load_file(path, 0, NULL);
@@ -1865,8 +1866,7 @@ load_saved_hosts(struct ap_restore *rs, json_t *hosts, const char *dir, const ch
 		if ((nonly > 0 && !named(name, only, nonly)) ||
 		    json_is_true(json_object_get(v, "restored")))
 			continue;
-		if (name == NULL || file == NULL || strncmp(file, "hosts/", 6) != 0 ||
-		    strstr(file, "..") != NULL || strchr(file + 6, '/') != NULL)
+		if (name == NULL || file == NULL || !setup_record_file_ok(file))
 			return jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
 		hp = xasprintf("%s/%s", dir, file);
 		hj = json_load_file(hp, 0, &je);

@@ -39,9 +39,8 @@ load(const char *buf, size_t len, const char *name, struct jc_err *err)
 	return j;
 }
 
-/* "hosts/N-NAME.json" as apply names them: one plain word below hosts/. */
-static bool
-host_file_ok(const char *f)
+bool
+setup_record_file_ok(const char *f)
 {
 	const char *w = f + 6;
 	size_t n;
@@ -77,7 +76,7 @@ setup_record_parse_last(const char *buf, size_t len, const char *name,
 	json_array_foreach(hosts, i, v) {
 		const char *h = jstr(v, "host"), *f = jstr(v, "file");
 
-		if (h == NULL || f == NULL || !jc_plain_word(h) || !host_file_ok(f)) {
+		if (h == NULL || f == NULL || !jc_plain_word(h) || !setup_record_file_ok(f)) {
 			rc = jc_fail(err, -EINVAL, "%s: hosts[%zu]: bad host or file", name, i);
 			break;
 		}

@@ -57,6 +57,14 @@ int setup_record_parse_host(const char *buf, size_t len, const char *name,
     struct setup_rec_host *h, struct jc_err *err);
 
 /*
+ * Whether f names a host's file of the state directory as apply names them
+ * ("hosts/N-NAME.json": one plain word below hosts/, not hidden), so that
+ * a record read back cannot point outside hosts/. A name with ".." inside
+ * is fine: "hosts/0-mini1..json" is the file of the host "mini1.".
+ */
+bool setup_record_file_ok(const char *f);
+
+/*
  * Read the record of the state directory dir. Returns 0 with *out set, or
  * 0 with *out NULL when dir holds no setup (no last-setup.json), or
  * negative with err filled (unreadable or invalid files).

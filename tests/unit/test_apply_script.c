@@ -36,6 +36,7 @@ struct scen {
 	const char *name;
 	size_t n;
 	bool linux_host[MAX_HOSTS];
+	const char *const *hosts;	/* their names (NULL: mac1, mac2, ...) */
 };
 
 struct world {
@@ -127,7 +128,7 @@ world_init(struct world *w, const struct scen *sc)
 	w->t = ts_new();
 	if (per_command)
 		ts_per_command(w->t);
-	w->h = inv_new(sc->n, NULL);
+	w->h = inv_new(sc->n, sc->hosts);
 	inv_mesh(w->h, sc->n, 80);
 	for (size_t i = 0; i < sc->n; i++) {
 		struct jc_host *h = &w->h[i];
@@ -416,7 +417,8 @@ test_restore(const struct scen *sc)
 	for (size_t i = 0; i < sc->n; i++)
 		buf_free(&echo.b[i]);
 	rc = run_restore(&w, &r, &n, &nothing, &err);
-	ok(rc == 0 && n == sc->n, "%s: restore of %zu hosts", sc->name, n);
+	if (!ok(rc == 0 && n == sc->n, "%s: restore of %zu hosts", sc->name, n))
+		diag("%s", rc != 0 ? err.msg : nothing ? nothing : "");
 	for (size_t i = 0; i < n; i++)
 		ran += r[i].error == NULL ? r[i].ran : 0;
 	apply_restored_free(r, n);
@@ -487,17 +489,20 @@ test_script_refused(const struct scen *sc)
 int
 main(void)
 {
+	static const char *const dotted[] = { "mac1.", "mac2.", "mac3." };
 	static const struct scen scens[] = {
-		{ "3 Macs", 3, { false, false, false } },
-		{ "3 Linux hosts", 3, { true, true, true } },
-		{ "a Mac and a Linux host", 2, { false, true } },
-		{ "3 Macs, one exec per command", 3, { false, false, false } },
-		{ "3 Linux hosts, one exec per command", 3, { true, true, true } },
-		{ "a Mac and a Linux host, one exec per command", 2, { false, true } },
+		{ "3 Macs", 3, { false, false, false }, NULL },
+		{ "3 Linux hosts", 3, { true, true, true }, NULL },
+		{ "a Mac and a Linux host", 2, { false, true }, NULL },
+		{ "3 Macs, one exec per command", 3, { false, false, false }, NULL },
+		{ "3 Linux hosts, one exec per command", 3, { true, true, true }, NULL },
+		{ "a Mac and a Linux host, one exec per command", 2, { false, true }, NULL },
+		/* absolute names: their state files are hosts/N-macK..json */
+		{ "3 Macs named with a final dot", 3, { false, false, false }, dotted },
 	};
 
 	for (size_t s = 0; s < JC_ARRAY_LEN(scens); s++) {
-		per_command = s >= 3;
+		per_command = s >= 3 && s <= 5;
 		test_rollback(&scens[s]);
 		test_restore(&scens[s]);
 		test_unreachable(&scens[s]);
