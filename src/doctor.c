@@ -83,8 +83,8 @@ hname(const struct doctor_input *in, size_t i)
 	return in->hosts[i].name;
 }
 
-static bool
-probed(const struct jc_host *h)
+bool
+doctor_probed(const struct jc_host *h)
 {
 	return h->reachable && h->error == NULL;
 }
@@ -187,7 +187,7 @@ chk_reachable(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (probed(h))
+		if (doctor_probed(h))
 			continue;
 		if (!h->reachable)
 			doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0,
@@ -211,7 +211,7 @@ chk_duplicates(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *a = &in->hosts[i];
 
-		if (!probed(a))
+		if (!doctor_probed(a))
 			continue;
 		for (size_t j = i + 1; j < in->n; j++) {
 			const struct jc_host *b = &in->hosts[j];
@@ -219,7 +219,7 @@ chk_duplicates(const struct doctor_input *in, struct doctor_report *r)
 			const char *why = NULL;
 			bool same_name = false;
 
-			if (!probed(b))
+			if (!doctor_probed(b))
 				continue;
 			for (size_t p = 0; p < a->nports && why == NULL; p++)
 				for (size_t q = 0; q < b->nports && why == NULL; q++)
@@ -289,7 +289,7 @@ chk_rdma_enabled(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (!probed(h) || !(platform_caps(h) & JC_PLAT_RDMA_CTL))
+		if (!doctor_probed(h) || !(platform_caps(h) & JC_PLAT_RDMA_CTL))
 			continue;
 		if (h->rdma_enabled == JC_NO)
 			doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, recovery,
@@ -387,7 +387,7 @@ chk_bridge(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (!probed(h))
+		if (!doctor_probed(h))
 			continue;
 		if (h->nifaces == 0) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
@@ -498,7 +498,7 @@ chk_ipv4(const struct doctor_input *in, struct doctor_report *r)
 			const struct jc_hf_host *hh = &in->hf->hosts[row];
 			long i = hf_host(in, row);
 
-			if (i < 0 || !probed(&in->hosts[i]))
+			if (i < 0 || !doctor_probed(&in->hosts[i]))
 				continue;
 			for (size_t j = 0; j < hh->nrdma; j++) {
 				const char *peer = j < in->hf->nhosts && in->hf->hosts[j].ssh ?
@@ -536,7 +536,7 @@ chk_os_version(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_host *h = &in->hosts[i];
 
-		if (!probed(h) || !(platform_caps(h) & JC_PLAT_SAME_OS))
+		if (!doctor_probed(h) || !(platform_caps(h) & JC_PLAT_SAME_OS))
 			continue;
 		if (h->os_version == NULL) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
@@ -664,7 +664,7 @@ chk_coordinator(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct doctor_coord *c = &in->coord[i];
 
-		if (!probed(&in->hosts[i]))
+		if (!doctor_probed(&in->hosts[i]))
 			continue;
 		if (c->status == DOCTOR_ERROR)
 			doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0,
@@ -697,7 +697,7 @@ chk_hostfile_ifaces(const struct doctor_input *in, struct doctor_report *r)
 		const struct jc_hf_host *hh = &in->hf->hosts[row];
 		long i = hf_host(in, row);
 
-		if (i < 0 || !probed(&in->hosts[i]))
+		if (i < 0 || !doctor_probed(&in->hosts[i]))
 			continue;
 		for (size_t j = 0; j < hh->nrdma; j++) {
 			long pj = j < in->hf->nhosts ? hf_host(in, j) : -1;

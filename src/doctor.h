@@ -143,6 +143,9 @@ void doctor_add_port(struct doctor_finding *f, const char *label);
 json_t *doctor_report_json(const struct doctor_report *r, const struct jc_host *hosts,
     size_t n);
 
+/* Host h answered its probe (reachable, no error): the checks can read it. */
+bool doctor_probed(const struct jc_host *h);
+
 /* True when no check is an error (the command then exits 0). */
 bool doctor_passed(const struct doctor_report *r);
 

@@ -16,12 +16,6 @@
 #include "doctor_drift.h"
 #include "platform.h"
 
-static bool
-probed(const struct jc_host *h)
-{
-	return h->reachable && h->error == NULL;
-}
-
 /* The probed host named name, or -1. */
 static long
 host_named(const struct doctor_input *in, const char *name)
@@ -108,7 +102,7 @@ drift_cable(const struct doctor_input *in, struct doctor_report *r, size_t ri, s
 	if (pr < 0 || in->g == NULL)
 		return;
 	j = host_named(in, in->record->hosts[pr].name);
-	if (j < 0 || (size_t)j <= i || !probed(&in->hosts[j]))
+	if (j < 0 || (size_t)j <= i || !doctor_probed(&in->hosts[j]))
 		return;
 	piface = in->record->hosts[pr].ifaces.v[pk];
 	cab = cable_at(in->g, i, iface, &side);
@@ -310,7 +304,7 @@ doctor_chk_drift(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t ri = 0; ri < rec->n; ri++) {
 		long i = host_named(in, rec->hosts[ri].name);
 
-		if (rec->hosts[ri].restored || i < 0 || !probed(&in->hosts[i]))
+		if (rec->hosts[ri].restored || i < 0 || !doctor_probed(&in->hosts[i]))
 			continue;
 		drift_host(in, r, ri, (size_t)i, fix);
 		drift_bridge(in, r, (size_t)i);
@@ -339,7 +333,7 @@ doctor_chk_bridge_route(const struct doctor_input *in, struct doctor_report *r)
 		const struct jc_iface *f;
 		char *fix;
 
-		if (!probed(h))
+		if (!doctor_probed(h))
 			continue;
 		for (size_t k = 0; k < h->nifaces; k++) {
 			struct jc_buf a = { 0 };
@@ -443,7 +437,7 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_sw *sw;
 
-		if (!probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "Python and MLX")) == NULL)
+		if (!doctor_probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "Python and MLX")) == NULL)
 			continue;
 		if (sw->python == NULL) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL, "Python unknown: %s",
@@ -507,7 +501,7 @@ doctor_chk_login_env(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_sw *sw;
 
-		if (!probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "environment")) == NULL)
+		if (!doctor_probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "environment")) == NULL)
 			continue;
 		if (!sw->env_known) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
@@ -565,7 +559,7 @@ doctor_chk_sleep(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_sw *sw;
 
-		if (!probed(&in->hosts[i]) || !(platform_caps(&in->hosts[i]) & JC_PLAT_POWER_FW) ||
+		if (!doctor_probed(&in->hosts[i]) || !(platform_caps(&in->hosts[i]) & JC_PLAT_POWER_FW) ||
 		    (sw = sw_of(in, r, i, "sleep setting")) == NULL)
 			continue;
 		if (sw->sleep < 0)
@@ -584,7 +578,7 @@ doctor_chk_firewall(const struct doctor_input *in, struct doctor_report *r)
 	for (size_t i = 0; i < in->n; i++) {
 		const struct jc_sw *sw;
 
-		if (!probed(&in->hosts[i]) || !(platform_caps(&in->hosts[i]) & JC_PLAT_POWER_FW) ||
+		if (!doctor_probed(&in->hosts[i]) || !(platform_caps(&in->hosts[i]) & JC_PLAT_POWER_FW) ||
 		    (sw = sw_of(in, r, i, "application firewall")) == NULL)
 			continue;
 		if (sw->fw_state < 0)

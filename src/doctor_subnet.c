@@ -20,18 +20,12 @@ struct cable_net {
 	size_t peer;
 };
 
-static uint32_t
-mask_of(int len)
-{
-	return len <= 0 ? 0 : 0xffffffffu << (32 - len);
-}
-
 static bool
 overlaps(uint32_t a, int alen, uint32_t b, int blen)
 {
 	int l = alen < blen ? alen : blen;
 
-	return ((a ^ b) & mask_of(l)) == 0;
+	return ((a ^ b) & subnet_mask(l)) == 0;
 }
 
 static void
@@ -43,7 +37,7 @@ net_add(struct cable_net **v, size_t *n, const char *ip, int len, size_t host,
 
 	if (len < SUBNET_MIN_PREFIX || len > 32 || subnet_parse_cidr(ip, &a, &l, NULL) < 0)
 		return;
-	a &= mask_of(len);
+	a &= subnet_mask(len);
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i].net == a && (*v)[i].len == len)
 			return;
@@ -118,8 +112,7 @@ doctor_chk_subnet(const struct doctor_input *in, struct doctor_report *r)
 	nn = cable_nets(in, &nets);
 	ncables = in->g != NULL && in->g->ncables > 0 ? in->g->ncables : nn;
 	for (size_t i = 0; i < in->n; i++)
-		if (in->hosts[i].reachable && in->hosts[i].error == NULL &&
-		    !in->hosts[i].routes_known)
+		if (doctor_probed(&in->hosts[i]) && !in->hosts[i].routes_known)
 			doctor_add(r, DOCTOR_OK, (long)i, NULL, 0, NULL,
 			    "routes unknown (the probe did not capture them); its addresses checked");
 	if (nn == 0 && ncables > 0) {

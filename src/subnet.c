@@ -26,10 +26,10 @@ const char *const subnet_ranges[] = {
 	NULL,
 };
 
-static uint32_t
-mask_of(int len)
+uint32_t
+subnet_mask(int len)
 {
-	return len == 0 ? 0 : 0xffffffffu << (32 - len);
+	return len <= 0 ? 0 : 0xffffffffu << (32 - len);
 }
 
 int
@@ -59,7 +59,7 @@ subnet_parse_cidr(const char *s, uint32_t *addr, int *len, struct jc_err *err)
 	} else if (*p != '\0') {
 		return jc_fail(err, -EINVAL, "'%s' is not an IPv4 prefix (a.b.c.d/len)", s);
 	}
-	if ((a & ~mask_of((int)l)) != 0)
+	if ((a & ~subnet_mask((int)l)) != 0)
 		return jc_fail(err, -EINVAL, "'%s' has host bits set (did you mean the network?)", s);
 	*addr = a;
 	*len = (int)l;
@@ -80,8 +80,8 @@ span_overlaps(uint32_t lo, uint32_t hi, const struct subnet_prefix *p)
 
 	if (p->len < SUBNET_MIN_PREFIX || p->len > 32)
 		return 0;
-	plo = p->addr & mask_of(p->len);
-	phi = plo | ~mask_of(p->len);
+	plo = p->addr & subnet_mask(p->len);
+	phi = plo | ~subnet_mask(p->len);
 	return plo <= hi && lo <= phi;
 }
 
@@ -234,7 +234,7 @@ prefix_of(const char *addr, int len, struct subnet_prefix *p)
 	    subnet_parse_cidr(addr, &p->addr, &p->len, NULL) < 0)
 		return false;
 	p->len = len;
-	p->addr &= mask_of(len);
+	p->addr &= subnet_mask(len);
 	return true;
 }
 
@@ -251,7 +251,7 @@ inside_owned(const struct jc_host *h, const struct subnet_prefix *p)
 			struct subnet_prefix o;
 
 			if (prefix_of(f->inet[k], f->prefix ? f->prefix[k] : 32, &o) &&
-			    p->len >= o.len && (p->addr & mask_of(o.len)) == o.addr)
+			    p->len >= o.len && (p->addr & subnet_mask(o.len)) == o.addr)
 				return true;
 		}
 	}

@@ -47,6 +47,9 @@ extern const char *const subnet_ranges[];
  */
 int subnet_parse_cidr(const char *s, uint32_t *addr, int *len, struct jc_err *err);
 
+/* The netmask of a prefix of len bits (0..32), host order. */
+uint32_t subnet_mask(int len);
+
 /*
  * Choose the base for ncables cables given what the hosts have. With
  * user_cidr (--subnet) the range is that one: it must hold 4 * ncables
