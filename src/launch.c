@@ -204,27 +204,6 @@ launch_hostfile_from_list(const char *list, struct jc_hostfile **out, struct jc_
 	return 0;
 }
 
-/* 16 random hex digits (from /dev/urandom, else the clock and the pid). */
-static void
-make_token(char *out, size_t size)
-{
-	unsigned char raw[8];
-	FILE *fp = fopen("/dev/urandom", "rb");
-	bool got = fp != NULL && fread(raw, 1, sizeof(raw), fp) == sizeof(raw);
-
-	if (fp != NULL)
-		fclose(fp);
-	if (!got) {
-		unsigned long long v = (unsigned long long)(jc_now() * 1e6) ^
-		    ((unsigned long long)getpid() << 32);
-
-		for (size_t i = 0; i < sizeof(raw); i++)
-			raw[i] = (unsigned char)(v >> (8 * i));
-	}
-	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
-}
-
 int
 launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
     struct launch **out, struct jc_strv *warnings, struct jc_err *err)
@@ -258,7 +237,7 @@ launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
 	}
 	l->n = hf->nhosts;
 	l->ranks = xcalloc(l->n, sizeof(*l->ranks));
-	make_token(token, sizeof(token));
+	jc_token(token, sizeof(token) - 1, "jl");
 	for (size_t i = 0; i < l->n; i++) {
 		struct rank *k = &l->ranks[i];
 
