@@ -9,6 +9,8 @@
  * all-gather, reduced in rank order so every rank gets the same bits;
  * ring all-reduce splits the array across both directions and all wires
  * and runs the textbook ring reduce-scatter + all-gather on each slice.
+ * Point-to-point transfers take the mesh link, or the ring links towards
+ * the neighbour cut over the wires, as JACCL's send and recv do.
  */
 #include "config.h"
 
@@ -219,6 +221,56 @@ rt_group_recv(struct rt_group *g, struct rt_link *l, void *buf, size_t len,
 	struct rt_xfer x = { .link = l, .send = false, .buf = buf, .len = len };
 
 	return rt_group_run(g, &x, 1, err);
+}
+
+/* The transfers of one direction of rt_group_sendrecv(), appended to x. */
+static int
+p2p(struct rt_group *g, bool send, char *buf, size_t len, int peer, struct rt_xfer *x,
+    size_t *k, struct jc_err *err)
+{
+	int left = (g->rank + g->size - 1) % g->size, right = (g->rank + 1) % g->size;
+	const char *what = send ? "send to" : "receive from";
+	enum rt_dir dir;
+	size_t per;
+
+	if (peer < 0 || peer >= g->size || peer == g->rank)
+		return jc_fail(err, -EINVAL, "rank %d cannot %s rank %d: not a peer in a "
+		    "group of %d", g->rank, what, peer, g->size);
+	if (g->kind == RT_MESH) {
+		x[(*k)++] = (struct rt_xfer){ .link = rt_group_link(g, peer, RT_PEER, 0),
+		    .send = send, .buf = buf, .len = len };
+		return 0;
+	}
+	if (peer != left && peer != right)
+		return jc_fail(err, -EINVAL, "rank %d cannot %s rank %d: on a ring only "
+		    "the neighbours %d and %d are connected", g->rank, what, peer, left, right);
+	/* JACCL: a send to the left neighbour takes the left links, a receive
+	 * from the right one the right links (on 2 ranks both hold) */
+	dir = send ? (peer == left ? RT_LEFT : RT_RIGHT) : (peer == right ? RT_RIGHT : RT_LEFT);
+	per = (len + (size_t)g->wires - 1) / (size_t)g->wires;
+	for (int w = 0; w < g->wires; w++) {
+		size_t off = (size_t)w * per < len ? (size_t)w * per : len;
+		size_t end = off + per < len ? off + per : len;
+
+		x[(*k)++] = (struct rt_xfer){ .link = rt_group_link(g, peer, dir, w),
+		    .send = send, .buf = buf + off, .len = end - off };
+	}
+	return 0;
+}
+
+int
+rt_group_sendrecv(struct rt_group *g, const void *sbuf, size_t n, int to, void *rbuf,
+    size_t m, int from, struct jc_err *err)
+{
+	struct rt_xfer x[2 * RT_RING_MAX_CONNS];
+	size_t k = 0;
+	int rc;
+
+	if (to >= 0 && (rc = p2p(g, true, (char *)sbuf, n, to, x, &k, err)) < 0)
+		return rc;
+	if (from >= 0 && (rc = p2p(g, false, rbuf, m, from, x, &k, err)) < 0)
+		return rc;
+	return rt_group_run(g, x, k, err);
 }
 
 static void

@@ -138,6 +138,19 @@ int rt_group_recv(struct rt_group *g, struct rt_link *l, void *buf, size_t len,
     struct jc_err *err);
 
 /*
+ * Send n bytes of sbuf to rank to and receive m bytes from rank from into
+ * rbuf, both at once, the way JACCL's send() and recv() move them: over
+ * the mesh connection to that peer, or on a ring to a neighbour only, cut
+ * over the wires in contiguous slices of ceil(bytes / wires) (on a ring of
+ * 2, where both neighbours are the same rank, a send takes the left links
+ * and a receive the right ones, as JACCL does). to or from < 0 leaves that
+ * half out. Returns 0, -EINVAL when a peer is this rank, outside the group
+ * or (on a ring) not a neighbour, or another negative value; err filled.
+ */
+int rt_group_sendrecv(struct rt_group *g, const void *sbuf, size_t n, int to, void *rbuf,
+    size_t m, int from, struct jc_err *err);
+
+/*
  * All-gather n bytes of src into dst (size * n bytes, rank order), over
  * the fabric. Returns 0 or a negative value with err filled.
  */

@@ -3,10 +3,12 @@
  * Group operations over the tcp fabric with N real processes on the
  * loopback interface (every cable is "rdma_lo"): mesh and ring groups,
  * all-gather, all-reduce of float32 and int32 at several sizes, barrier,
- * send/recv on a link, and a peer that stops.
+ * send/recv on a link and between ranks (over the wires, neighbours only
+ * on a ring), and a peer that stops.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -160,6 +162,37 @@ rank_main(const char *devjson, const char *coord, int rank, bool prefer_ring, in
 		if (rt_group_barrier(g, &err) < 0)
 			goto fail;
 	}
+	{
+		/*
+		 * send/recv as JACCL's: every rank to rank + 1 and from rank - 1
+		 * at once, an odd size cut unevenly over the wires; then the
+		 * peers it cannot reach (itself; on a ring of 4 or more, the
+		 * rank opposite) are refused without a transfer
+		 */
+		size_t n = 100003;
+		int to = (rank + 1) % c.size, from = (rank + c.size - 1) % c.size;
+		unsigned char *src = xmalloc(n), *dst = xcalloc(1, n);
+		struct jc_err e2 = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			src[i] = (unsigned char)(rank * 7 + i * 3);
+		if (rt_group_sendrecv(g, src, n, to, dst, n, from, &err) < 0) {
+			free(src);
+			free(dst);
+			goto fail;
+		}
+		for (size_t i = 0; i < n; i++)
+			bad += dst[i] != (unsigned char)(from * 7 + i * 3);
+		bad += rt_group_sendrecv(g, src, n, rank, NULL, 0, -1, &e2) != -EINVAL ||
+		    strstr(e2.msg, "not a peer") == NULL;
+		if (g->kind == RT_RING && c.size >= 4)
+			bad += rt_group_sendrecv(g, NULL, 0, -1, dst, n, (rank + 2) % c.size,
+			    &e2) != -EINVAL || strstr(e2.msg, "only the neighbours") == NULL;
+		free(src);
+		free(dst);
+		if (rt_group_barrier(g, &err) < 0)
+			goto fail;
+	}
 	rt_group_close(g);
 	rt_sc_close(sc);
 	rt_config_clear(&c);
@@ -193,7 +226,7 @@ run(const char *what, int n, bool ring, int k, bool prefer_ring, int stop)
 		}
 	}
 	if (stop < 0)
-		ok(good, "%s: all-gather, all-reduce float32/int32, barrier", what);
+		ok(good, "%s: all-gather, all-reduce float32/int32, barrier, send/recv", what);
 	else
 		ok(good, "%s: rank %d stops, the others fail", what, stop);
 	free(dev);
