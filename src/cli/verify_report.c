@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The verification reports for people: rank 0's tables of verify-rank
- * (each link alone, all links at once, the all-reduce table, the verdict)
+ * (each link alone, all links at once, the all-reduce, all-gather and
+ * send/recv tables, the verdict)
  * and the launcher's report of verify (the per-link matrix by host, those
  * tables, the failures and a summary line). Both read the JSON reports of
  * the runtime and the launcher.
@@ -89,6 +90,38 @@ rt_print_allreduce(FILE *fp, json_t *a)
 	fprintf(fp, "# Avg bus bandwidth    : %.3f\n#\n", num(a, "avg_busbw", NULL));
 }
 
+/* The all-gather and send/recv tables (reports without them print nothing). */
+static void
+rt_print_ops(FILE *fp, json_t *a, const char *title)
+{
+	const char *st = str(a, "status");
+	json_t *row, *sh;
+	size_t i;
+
+	if (!json_is_object(a))
+		return;
+	fprintf(fp, "# %s", title);
+	sh = json_object_get(a, "shifts");
+	json_array_foreach(sh, i, row)
+		fprintf(fp, "%s%lld", i ? ", " : " (every rank sends to rank + s and "
+		    "receives from rank - s at once, for s = ", (long long)json_integer_value(row));
+	fprintf(fp, "%s\n", json_array_size(sh) ? ")" : "");
+	fprintf(fp, "# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "size", "count", "type",
+	    "redop", "root", "time", "algbw", "busbw", "#wrong");
+	fprintf(fp, "# %10s %12s %8s %6s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "",
+	    "", "", "(us)", "(GB/s)", "(GB/s)", "");
+	json_array_foreach(json_object_get(a, "rows"), i, row)
+		fprintf(fp, "  %10lld %12lld %8s %6s %6d %10.1f %8.2f %8.2f %7lld\n",
+		    inum(row, "size"), inum(row, "count"), str(row, "type"), "none", -1,
+		    num(row, "time_us", NULL), num(row, "algbw", NULL),
+		    num(row, "busbw", NULL), inum(row, "wrong"));
+	if (st != NULL && strcmp(st, "ok") != 0 && strcmp(st, "wrong") != 0)
+		fprintf(fp, "# %s\n", st);
+	fprintf(fp, "# Wrong values         : %lld %s\n", inum(a, "wrong"),
+	    inum(a, "wrong") ? "FAILED" : "OK");
+	fprintf(fp, "# Avg bus bandwidth    : %.3f\n#\n", num(a, "avg_busbw", NULL));
+}
+
 void
 rt_verify_print(FILE *fp, json_t *rep)
 {
@@ -108,6 +141,9 @@ rt_verify_print(FILE *fp, json_t *rep)
 	else
 		fprintf(fp, "%s\n", str(a, "status"));
 	rt_print_allreduce(fp, json_object_get(rep, "allreduce"));
+	rt_print_ops(fp, json_object_get(rep, "allgather"), "All-gather (8-byte words "
+	    "that name their rank and place)");
+	rt_print_ops(fp, json_object_get(rep, "sendrecv"), "Send/recv");
 	json_array_foreach(json_object_get(rep, "failures"), i, f)
 		fprintf(fp, "FAIL: %s\n", json_string_value(f));
 	fprintf(fp, "verify: %s\n", json_is_true(json_object_get(rep, "ok")) ?

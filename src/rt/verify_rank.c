@@ -833,7 +833,9 @@ rt_verify_run(struct rt_group *g, const struct rt_config *c,
 	v.nc = list_cables(c, g, &v.cb);
 	v.fail = json_array();
 	if ((rc = phase_cables(&v, err)) == 0 && (rc = phase_all_links(&v, err)) == 0 &&
-	    (rc = phase_allreduce(&v, err)) == 0) {
+	    (rc = phase_allreduce(&v, err)) == 0 &&
+	    (rc = rt_verify_ops(g, o, true, v.cables_ok, v.rep, v.fail, &v.ok, err)) == 0 &&
+	    (rc = rt_verify_ops(g, o, false, v.cables_ok, v.rep, v.fail, &v.ok, err)) == 0) {
 		json_object_set_new(v.rep, "failures", json_incref(v.fail));
 		json_object_set_new(v.rep, "ok", json_boolean(v.ok));
 		*report = v.rep;

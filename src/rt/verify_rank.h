@@ -2,8 +2,9 @@
 /*
  * The measurements of a verification, run by every rank of a group: each
  * cable alone in both directions (bandwidth, small-message latency), all
- * cables at once, and an all-reduce sweep checked for correctness in the
- * nccl-tests format. Every rank ends with the same report (a JSON tree),
+ * cables at once, an all-reduce sweep checked for correctness in the
+ * nccl-tests format, then the all-gather and send/recv checked word by
+ * word (verify_ops.c). Every rank ends with the same report (a JSON tree),
  * gathered through the side channel, so every rank knows the verdict.
  */
 #ifndef JC_RT_VERIFY_H
@@ -53,6 +54,32 @@ double rt_verify_value(int rank, size_t i);
  * bytes per second. Returns 0 or -EINVAL.
  */
 int rt_parse_rate(const char *s, double *bps);
+
+/*
+ * The 8-byte word the all-gather and send/recv checks put at element i of
+ * what rank from sends in their checked call number round (to: the rank
+ * a send goes to, -1 for an all-gather): bits 62-56 round % 127 + 1,
+ * 55-44 from, 43-32 to + 1, 31-0 i. Never 0, never all ones (the fill of
+ * an output before the call).
+ */
+uint64_t rt_verify_word(unsigned round, int from, int to, size_t i);
+
+/*
+ * The block sizes in bytes of those checks on n ranks, at most 4: 8, 8008
+ * and 65544 (those up to o->ar_max; 8 always), then o->ar_max / n in
+ * whole words when larger.
+ */
+size_t rt_verify_ops_sizes(const struct rt_verify_opts *o, int n, size_t *sizes);
+
+/*
+ * The all-gather check (gather) or the send/recv check on g, when run
+ * (else its section says "skipped"): its section ("allgather" or
+ * "sendrecv") goes into rep and its failures into fail, with *ok false.
+ * Returns 0, or a negative value with err filled when the side channel
+ * failed.
+ */
+int rt_verify_ops(struct rt_group *g, const struct rt_verify_opts *o, bool gather, bool run,
+    json_t *rep, json_t *fail, bool *ok, struct jc_err *err);
 
 /*
  * Run the verification on g (sc: its side channel). On return *report (a
