@@ -11,6 +11,15 @@
  * and runs the textbook ring reduce-scatter + all-gather on each slice.
  * Point-to-point transfers take the mesh link, or the ring links towards
  * the neighbour cut over the wires, as JACCL's send and recv do.
+ *
+ * Built with RT_TEST_BREAK (a test program only, never jaccl-config
+ * itself), JACCL_TEST_BREAK=BUG makes one operation wrong the way a
+ * collective library goes wrong, so that the tests see verify catch it:
+ * allgather-half (ring: both directions carry the lower part of every
+ * block, as MLX #4443), allgather-rank (mesh: a peer's block lands in
+ * another peer's place), sendrecv-half (ring: every wire sends the first
+ * wire's slice), sendrecv-stale (a send carries the data of the first
+ * send of that size).
  */
 #include "config.h"
 
@@ -23,6 +32,18 @@
 
 #define MESH_SEGMENT (32u << 20)	/* bytes reduced per mesh round */
 #define RING_SMALL 32768		/* JACCL: single direction and wire below */
+
+#ifdef RT_TEST_BREAK
+static bool
+broken(const char *bug)
+{
+	const char *e = getenv("JACCL_TEST_BREAK");
+
+	return e != NULL && strcmp(e, bug) == 0;
+}
+#else
+#define broken(bug) false
+#endif
 
 size_t
 rt_dtype_size(enum rt_dtype t)
@@ -252,8 +273,12 @@ p2p(struct rt_group *g, bool send, char *buf, size_t len, int peer, struct rt_xf
 		size_t off = (size_t)w * per < len ? (size_t)w * per : len;
 		size_t end = off + per < len ? off + per : len;
 
-		x[(*k)++] = (struct rt_xfer){ .link = rt_group_link(g, peer, dir, w),
-		    .send = send, .buf = buf + off, .len = end - off };
+		if (send && broken("sendrecv-half"))
+			x[*k] = (struct rt_xfer){ .buf = buf, .len = end - off };
+		else
+			x[*k] = (struct rt_xfer){ .buf = buf + off, .len = end - off };
+		x[*k].link = rt_group_link(g, peer, dir, w);
+		x[(*k)++].send = send;
 	}
 	return 0;
 }
@@ -263,10 +288,25 @@ rt_group_sendrecv(struct rt_group *g, const void *sbuf, size_t n, int to, void *
     size_t m, int from, struct jc_err *err)
 {
 	struct rt_xfer x[2 * RT_RING_MAX_CONNS];
+	const char *src = sbuf;
 	size_t k = 0;
 	int rc;
 
-	if (to >= 0 && (rc = p2p(g, true, (char *)sbuf, n, to, x, &k, err)) < 0)
+#ifdef RT_TEST_BREAK
+	static char *first;
+	static size_t nfirst;
+
+	if (to >= 0 && broken("sendrecv-stale")) {
+		if (n != nfirst) {
+			free(first);
+			first = xmalloc(n + 1);
+			memcpy(first, sbuf, n);
+			nfirst = n;
+		}
+		src = first;
+	}
+#endif
+	if (to >= 0 && (rc = p2p(g, true, (char *)src, n, to, x, &k, err)) < 0)
 		return rc;
 	if (from >= 0 && (rc = p2p(g, false, rbuf, m, from, x, &k, err)) < 0)
 		return rc;
@@ -339,9 +379,13 @@ mesh_all_gather(struct rt_group *g, const void *src, size_t n, void *dst,
 	for (size_t i = 0; i < g->nlinks; i++) {
 		struct rt_link *l = &g->links[i];
 
+		int slot = l->peer;
+
+		if (broken("allgather-rank"))
+			slot = g->links[(i + 1) % g->nlinks].peer;
 		x[k++] = (struct rt_xfer){ .link = l, .send = true, .buf = (void *)src, .len = n };
 		x[k++] = (struct rt_xfer){ .link = l, .send = false,
-		    .buf = (char *)dst + (size_t)l->peer * n, .len = n };
+		    .buf = (char *)dst + (size_t)slot * n, .len = n };
 	}
 	rc = rt_group_run(g, x, k, err);
 	free(x);
@@ -468,6 +512,11 @@ ring_all_gather(struct rt_group *g, const void *src, size_t n, void *dst,
 	char *d = dst;
 	int rc = 0;
 
+	if (broken("allgather-half"))
+		for (size_t i = (size_t)g->wires; i < ns; i++) {
+			s[i].off = s[i - (size_t)g->wires].off;
+			s[i].len = s[i - (size_t)g->wires].len;
+		}
 	memcpy(d + (size_t)r * n, src, n);
 	for (long step = 0; step < N - 1 && rc == 0; step++) {
 		size_t k = 0;
