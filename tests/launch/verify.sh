@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # jaccl-config verify on a simulated cluster of 4 Linux hosts (full mesh,
 # cable addresses set by the test): meshes of 2, 3 and 4 hosts and rings of
-# 3 and 4 over the tcp fabric with the all-reduce results checked; every
+# 3 and 4 over the tcp fabric with the all-reduce, all-gather and send/recv
+# results checked, and on a pair with two cables a ring of two wires, right
+# and with a deliberately wrong all-gather named to the element; every
 # side channel (tcp, ssh relayed by the launcher, file, a plugin loaded
 # from a .so); verify-rank started by a script with nothing but the
 # mlx.launch environment; faults named: a rank that never starts, one that
@@ -10,7 +12,8 @@
 # a host that cannot be reached (exit 3); an invalid hostfile refused; no
 # process left on the hosts after any run.
 # JC_TEST_ONLY="SECTION..." runs only those sections (basic, verbs, env,
-# never-starts, hang, killed, cable-down, invalid; see only in tests/lib/tap.sh).
+# never-starts, hang, killed, cable-down, invalid, wires; see only in
+# tests/lib/tap.sh).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -41,6 +44,16 @@ assert r["all_links"]["status"] == "ok"
 ar = r["allreduce"]
 assert ar["wrong"] == 0 and len(ar["rows"]) > 0 and all(x["wrong"] == 0 for x in ar["rows"])
 assert r["failures"] == []
+# all-gather and send/recv: a row per block size (8, 8008, 65544 bytes and
+# 1 MiB / n in whole words), none wrong; send/recv to rank + s for every s
+# of a mesh, to both neighbours of a ring
+blocks = [8, 8008, 65544, (1 << 20) // n // 8 * 8]
+for key in ("allgather", "sendrecv"):
+    s = r[key]
+    assert s["status"] == "ok" and s["wrong"] == 0, (key, s)
+    assert [x["block"] for x in s["rows"]] == blocks and all(x["wrong"] == 0 for x in s["rows"]), s
+shifts = list(range(1, n)) if group == "mesh" else [1] + ([n - 1] if n > 2 else [])
+assert r["sendrecv"]["shifts"] == shifts, r["sendrecv"]["shifts"]
 if len(sys.argv) > 5:
     assert r["side_channel"].startswith(sys.argv[5]), r["side_channel"]
 PY
@@ -64,6 +77,9 @@ isd "$?" 0 "mesh of 2: exit 0" "$t/err"
 grep -Eq '^  lx1 +- +[0-9.]+$' "$t/out" && grep -Eq '^  lx2 +[0-9.]+ +-$' "$t/out"
 ok $? "mesh of 2: the per-link matrix by host"
 grep -q 'Out of bounds values : 0 OK' "$t/out"; ok $? "mesh of 2: all-reduce results right"
+grep -q '^# All-gather ' "$t/out" && grep -q '^# Send/recv ' "$t/out" &&
+    [ "$(grep -c '^# Wrong values         : 0 OK$' "$t/out")" = 2 ]
+ok $? "mesh of 2: all-gather and send/recv tables, no wrong value"
 grep -q '^summary: 2 hosts, 1 links, 0 failed: PASS$' "$t/out"; ok $? "mesh of 2: summary"
 no_leftovers "mesh of 2"
 
@@ -279,6 +295,41 @@ jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1
 is "$?" 2 "bad --min-bw: usage error"
+fi
+
+if only wires; then
+# --- two cables between two hosts: a jaccl-ring hostfile of two wires
+if lv_up linux-pair-2cables && lv_address; then
+	CFG=$(sim_ssh_config)
+	lv_hostfile "$t/p2.json" jaccl-ring
+	python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["hosts"][0]["rdma"][1] == ["rdma_eth1", "rdma_eth2"], h' "$t/p2.json"
+	ok $? "pair with 2 cables: a jaccl-ring hostfile with both cables in each cell"
+	jv --hostfile "$t/p2.json" $SMALL --json >"$t/out" 2>"$t/err"
+	isd "$?" 0 "ring of 2 x 2 wires: exit 0" "$t/err"
+	check_report "$t/out" 2 ring 4 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["wires"] == 2, r["wires"]' "$t/out"
+	okd $? "ring of 2 x 2 wires: both cables measured both ways (4 connections), all-reduce, all-gather and send/recv right" "$t/out"
+	# the ranks run the deliberately wrong build whose all-gather sends the
+	# lower half both ways (MLX #4443): verify names rank 0's first wrong
+	# word, word 4096 of rank 1's 65544-byte block (element 8193 + 4096),
+	# half still the fill; the word is computed by hand (call 4 of the
+	# phase: 5 << 56 | rank 1 << 44 | 4096)
+	if [ -x "${JACCL_CONFIG_BROKEN:-}" ]; then
+		JACCL_CONFIG_REMOTE=$JACCL_CONFIG_BROKEN jv --hostfile "$t/p2.json" $SMALL \
+		    --env JACCL_TEST_BREAK=allgather-half >"$t/out" 2>"$t/err"
+		st=$?
+		is "$st" 7 "ring of 2 x 2, a wrong all-gather: exit 7"
+		grep -Eq "^FAIL: all-gather: [0-9]+ wrong values; the first: element 12289 of the 131088-byte all-gather on rank 0 \(rank 1's block, its element 4096\) is 0xffffffff00001000, not 0x0500100000001000 \(partly never written: 4 of its 8 bytes still the fill\)$" "$t/out" &&
+		    grep -q '^# Wrong values         : [1-9][0-9]* FAILED$' "$t/out" &&
+		    grep -q '^summary: 2 hosts, 4 links, 0 failed: FAIL$' "$t/out"
+		okd $? "ring of 2 x 2, a wrong all-gather: the first wrong element, its rank and both values named" "$t/out" "$t/err"
+	else
+		skip "the deliberately wrong build is missing (JACCL_CONFIG_BROKEN)"
+		skip "the deliberately wrong build is missing (JACCL_CONFIG_BROKEN)"
+	fi
+	no_leftovers "pair with 2 cables"
+else
+	ok 1 "pair with 2 cables: cluster up"
+fi
 fi
 
 done_testing
