@@ -133,6 +133,9 @@ const struct jc_optdef jc_optdefs[] = {
 	  "watch: reconnections in a row before a host is given up (default 10)",
 	  .kind = OPTK_INT, .dest = D(max_reconnects), .ival = 1, .imax = 1000,
 	  .bad = "Number should be positive" },
+	{ OPT_MLX, "mlx", 0, no_argument, NULL,
+	  "verify: also run MLX's all_sum and all_gather on every host",
+	  .kind = OPTK_FLAG, .dest = D(mlx) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -160,7 +163,7 @@ static const enum jc_optid probe_opts[] = {
 static const enum jc_optid verify_opts[] = {
 	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
-	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT__END
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT__END
 };
 static const enum jc_optid verify_rank_opts[] = {
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,

@@ -48,6 +48,7 @@ enum jc_optid {
 	OPT_COUNT,
 	OPT_UNTIL_EVENT,
 	OPT_MAX_RECONNECTS,
+	OPT_MLX,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -114,6 +115,7 @@ struct jc_opts {
 	long starting_port;		/* default 32323 */
 	long connections_per_ip;	/* default 1 */
 	double timeout;			/* verify: bound on any wait, default 30 */
+	bool mlx;			/* verify: MLX's collectives too */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */

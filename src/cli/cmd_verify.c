@@ -16,6 +16,7 @@
 #include "hostfile_read.h"
 #include "verify_rank.h"
 #include "verify_launcher.h"
+#include "verify_mlx.h"
 
 static void
 line_cb(void *arg, size_t rank, const char *host, int fd, const char *data, size_t len)
@@ -115,6 +116,18 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 		goto out;
 	cli_catch_interrupts();
 	r = verify_run(hf, &vo, &rep, &err);
+	if (r >= 0 && o->mlx && !cli_interrupted) {
+		/* MLX's own collectives, with the program of
+		 * JACCL_CONFIG_MLX_PROGRAM instead of Python's when set */
+		struct verify_mlx_opts mo = { .program = getenv("JACCL_CONFIG_MLX_PROGRAM") };
+
+		if (mo.program != NULL && *mo.program == '\0')
+			mo.program = NULL;
+		verify_mlx_sizes(rep, &mo);
+		if (verify_mlx_run(hf, &vo, &mo, rep, &err) < 0)
+			jc_error(NULL, "mlx: %s", err.msg);
+		r = json_is_true(json_object_get(rep, "ok")) ? 0 : 1;
+	}
 	if (r < 0) {
 		jc_error(NULL, "%s", err.msg);
 	} else {

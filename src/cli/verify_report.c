@@ -2,7 +2,7 @@
 /*
  * The verification reports for people: rank 0's tables of verify-rank
  * (each link alone, all links at once, the all-reduce, all-gather and
- * send/recv tables, the verdict)
+ * send/recv tables, verify --mlx's figures, the verdict)
  * and the launcher's report of verify (the per-link matrix by host, those
  * tables, the failures and a summary line). Both read the JSON reports of
  * the runtime and the launcher.
@@ -122,6 +122,57 @@ rt_print_ops(FILE *fp, json_t *a, const char *title)
 	fprintf(fp, "# Avg bus bandwidth    : %.3f\n#\n", num(a, "avg_busbw", NULL));
 }
 
+/* verify --mlx: every host's Python and mlx, then MLX's figures beside the runtime's. */
+static void
+rt_print_mlx(FILE *fp, json_t *m)
+{
+	const char *prog = str(m, "program");
+	json_t *h, *op;
+	size_t i;
+
+	if (!json_is_object(m))
+		return;
+	fprintf(fp, "# MLX's own collectives (%s, backend %s), beside the runtime's\n",
+	    prog != NULL && strcmp(prog, "python") != 0 ? prog : "mlx.core.distributed",
+	    str(m, "backend"));
+	json_array_foreach(json_object_get(m, "hosts"), i, h) {
+		const char *mlx = str(h, "mlx");
+
+		fprintf(fp, "#   %lld %s: ", inum(h, "rank"), str(h, "host"));
+		if (mlx == NULL)
+			fprintf(fp, "%s\n", str(h, "error") ? str(h, "error") : "?");
+		else if (strcmp(mlx, "none") == 0 && strcmp(str(h, "python"), "none") == 0)
+			fprintf(fp, "no Python (%s)\n", str(h, "why"));
+		else if (strcmp(mlx, "none") == 0)
+			fprintf(fp, "mlx is not installed (Python %s at %s)\n",
+			    str(h, "python_version"), str(h, "python"));
+		else if (strcmp(str(h, "python"), "-") == 0)
+			fprintf(fp, "mlx %s\n", mlx);
+		else
+			fprintf(fp, "mlx %s, Python %s at %s\n", mlx, str(h, "python_version"),
+			    str(h, "python"));
+	}
+	if (json_array_size(json_object_get(m, "ops")) > 0) {
+		fprintf(fp, "# %-10s %10s %10s %8s %5s %10s %8s %8s %8s %7s\n", "operation",
+		    "size", "count", "type", "iters", "time", "algbw", "busbw", "runtime",
+		    "#wrong");
+		fprintf(fp, "# %-10s %10s %10s %8s %5s %10s %8s %8s %8s %7s\n", "", "(B)",
+		    "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "(GB/s)", "");
+	}
+	json_array_foreach(json_object_get(m, "ops"), i, op) {
+		fprintf(fp, "  %-10s %10lld %10lld %8s %5lld %10.1f %8.2f %8.2f ", str(op, "op"),
+		    inum(op, "size"), inum(op, "count"), str(op, "type"), inum(op, "iters"),
+		    num(op, "time_us", NULL), num(op, "algbw", NULL), num(op, "busbw", NULL));
+		if (json_object_get(op, "runtime_busbw"))
+			fprintf(fp, "%8.2f", num(op, "runtime_busbw", NULL));
+		else
+			fprintf(fp, "%8s", "-");
+		fprintf(fp, " %7lld\n", inum(op, "wrong"));
+	}
+	fprintf(fp, "# MLX: %s%s%s%s\n#\n", str(m, "status"), str(m, "why") ? " (" : "",
+	    str(m, "why") ? str(m, "why") : "", str(m, "why") ? ")" : "");
+}
+
 void
 rt_verify_print(FILE *fp, json_t *rep)
 {
@@ -144,6 +195,7 @@ rt_verify_print(FILE *fp, json_t *rep)
 	rt_print_ops(fp, json_object_get(rep, "allgather"), "All-gather (8-byte words "
 	    "that name their rank and place)");
 	rt_print_ops(fp, json_object_get(rep, "sendrecv"), "Send/recv");
+	rt_print_mlx(fp, json_object_get(rep, "mlx"));
 	json_array_foreach(json_object_get(rep, "failures"), i, f)
 		fprintf(fp, "FAIL: %s\n", json_string_value(f));
 	fprintf(fp, "verify: %s\n", json_is_true(json_object_get(rep, "ok")) ?
