@@ -4,7 +4,8 @@
 # cable addresses set by the test): meshes of 2, 3 and 4 hosts and rings of
 # 3 and 4 over the tcp fabric with the all-reduce, all-gather and send/recv
 # results checked, and on a pair with two cables a ring of two wires, right
-# and with a deliberately wrong all-gather named to the element; every
+# and with a deliberately wrong all-gather named to the element; --mlx on
+# hosts whose Python has no mlx, and on hosts with no Python at all; every
 # side channel (tcp, ssh relayed by the launcher, file, a plugin loaded
 # from a .so); verify-rank started by a script with nothing but the
 # mlx.launch environment; faults named: a rank that never starts, one that
@@ -12,7 +13,7 @@
 # a host that cannot be reached (exit 3); an invalid hostfile refused; no
 # process left on the hosts after any run.
 # JC_TEST_ONLY="SECTION..." runs only those sections (basic, verbs, env,
-# never-starts, hang, killed, cable-down, invalid, wires; see only in
+# never-starts, hang, killed, cable-down, invalid, wires, mlx; see only in
 # tests/lib/tap.sh).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
@@ -295,6 +296,51 @@ jv >/dev/null 2>&1
 is "$?" 2 "no --hostfile: usage error"
 jv --hostfile "$t/m2.json" --min-bw fast >/dev/null 2>&1
 is "$?" 2 "bad --min-bw: usage error"
+fi
+
+if only mlx; then
+# --- --mlx where the hosts' Python has no mlx: the program really runs in
+# each host's python3 and says so; MLX runs nothing more, the runtime's
+# verification stands; then hosts with no Python on the way at all
+lv_hostfile "$t/m2.json" jaccl lx1,lx2
+jv --hostfile "$t/m2.json" $SMALL --mlx --json >"$t/out" 2>"$t/err"
+isd "$?" 7 "--mlx, no mlx on the hosts: exit 7" "$t/err"
+python3 - "$t/out" <<'PY'
+import json, subprocess, sys
+r = json.load(open(sys.argv[1]))
+m = r["mlx"]
+assert m["status"] == "not-installed" and m["program"] == "python" and "ops" not in m, m
+assert [h["host"] for h in m["hosts"]] == ["lx1", "lx2"], m["hosts"]
+for h in m["hosts"]:
+    # what the interpreter says of itself, asked here (the hosts share this filesystem)
+    py = h["python"]
+    v = subprocess.run([py, "-c", "import platform; print(platform.python_version())"],
+                       capture_output=True, text=True).stdout.strip()
+    has = subprocess.run([py, "-c", "import mlx.core"], capture_output=True).returncode == 0
+    assert py.startswith("/") and h["python_version"] == v and not has, (h, v, has)
+    assert h["mlx"] == "none" and "No module named 'mlx'" in h["why"], h
+    want = "mlx: mlx is not installed for %s's Python %s (%s): %s" % (h["host"], v, py, h["why"])
+    assert want in r["failures"] and want in m["failures"], (want, r["failures"])
+assert r["allreduce"]["status"] == "ok" and r["allgather"]["status"] == "ok", r["allreduce"]
+PY
+okd $? "--mlx, no mlx: each host's Python (path and version as it says itself) named, the runtime's checks right" "$t/out"
+jv --hostfile "$t/m2.json" $SMALL --mlx >"$t/out" 2>"$t/err"
+grep -Eq "^#   0 lx1: mlx is not installed \(Python [0-9.]+ at /" "$t/out" &&
+    grep -q '^# MLX: not-installed$' "$t/out" && grep -q "^FAIL: mlx: mlx is not installed for lx2's Python" "$t/out"
+okd $? "--mlx, no mlx: said in the table and a FAIL line per host" "$t/out"
+jv --hostfile "$t/m2.json" $SMALL --mlx --env PATH=/nonexistent --json >"$t/out" 2>"$t/err"
+isd "$?" 7 "--mlx, no Python at all: exit 7" "$t/err"
+python3 - "$t/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = r["mlx"]
+assert m["status"] == "not-installed", m
+for h in m["hosts"]:
+    assert h["python"] == "none" and h["why"].startswith("no Python found: none of: /opt/homebrew/bin/python3 "), h
+    assert "mlx: %s has no Python to run MLX (%s)" % (h["host"], h["why"]) in r["failures"], r["failures"]
+PY
+okd $? "--mlx, no Python on PATH nor in Homebrew's place: each host named with the places tried" "$t/out"
+no_leftovers "--mlx"
 fi
 
 if only wires; then
