@@ -20,10 +20,18 @@
 # current; sim_use DIR switches back to an earlier one (SIM_DIR of it).
 # sim.sh replaces tap.sh's EXIT trap with one that also tears the clusters
 # down; a test that sets its own EXIT trap must call _sim_cleanup in it.
+#
+# SIM_STOCK=1 (default: KC_STOCK, else 0) makes every Mac host a stock Mac
+# (tests/sim/README.md: ssh as admin, uid 501, zsh, Apple's PATH and TMPDIR,
+# the fake commands only at their macOS paths, real sudo, /opt/homebrew/bin/
+# jaccl-config = $JACCL_CONFIG, the source and build trees invisible); a
+# host's "stock" key in the topology overrides it. What a test needs on the
+# hosts goes in $(sim_shared) (the same path on every host).
 
 SIM_SIMCLUSTER=${top_srcdir:-.}/tests/sim/simcluster.sh
 SIM_TOPODIR=${top_srcdir:-.}/tests/sim/topologies
 SIM_LOCKDIR=${TMPDIR:-/tmp}/jc-sim-nets
+SIM_STOCK=${SIM_STOCK:-${KC_STOCK:-0}}
 SIM_TOPO=
 SIM_PREFIX=
 SIM_DIR=
@@ -47,12 +55,29 @@ sim_require() {
 	command -v nsenter >/dev/null 2>&1 || skip_all "nsenter missing (util-linux)"
 	command -v bash >/dev/null 2>&1 || skip_all "bash missing"
 	unshare -n true 2>/dev/null || skip_all "cannot create a network namespace here"
+	[ "$SIM_STOCK" = 0 ] || sim_require_stock
+}
+
+# sim_require_stock: skip the whole test unless stock Macs can be simulated
+# here: the real sudo (setuid root) and zsh, their login shell.
+sim_require_stock() {
+	[ -u "$(readlink -f /usr/bin/sudo 2>/dev/null)" ] || skip_all "stock Macs need the real sudo (package sudo)"
+	command -v zsh >/dev/null 2>&1 || skip_all "stock Macs' login shell is zsh (package zsh)"
+	command -v visudo >/dev/null 2>&1 || skip_all "visudo missing (package sudo)"
+}
+
+# _sim_hide: the source and build trees (absolute), which a stock Mac must not see
+_sim_hide() {
+	for _sim_d in "${top_srcdir:-}" "${top_builddir:-}"; do
+		[ -n "$_sim_d" ] && [ -d "$_sim_d" ] && (cd "$_sim_d" && pwd -P)
+	done | paste -sd: -
 }
 
 # _sim_env CMD...: run CMD with the simcluster settings of the current cluster.
 _sim_env() {
 	[ -n "$SIM_DIR" ] || { echo "sim: no cluster is up" >&2; return 1; }
-	KC_PREFIX=$SIM_PREFIX KC_DIR=$SIM_DIR KC_MGMT_NET=$SIM_NET KC_QUIET=1 "$@"
+	KC_PREFIX=$SIM_PREFIX KC_DIR=$SIM_DIR KC_MGMT_NET=$SIM_NET KC_QUIET=1 KC_STOCK=$SIM_STOCK \
+	    KC_JACCL_CONFIG=${JACCL_CONFIG:-} KC_HIDE=$(_sim_hide) "$@"
 }
 
 # _sim_claim_net: pick a management /24 (10.160.0 .. 10.191.255) that no
@@ -157,7 +182,8 @@ sim_use() {
 }
 
 # sim_ssh_config: print the path of the generated ssh_config (Host entries
-# for every host, User root, key, known_hosts, BatchMode; libssh reads it too).
+# for every host, User root (User admin on stock Macs), key, known_hosts,
+# BatchMode; libssh reads it too).
 sim_ssh_config() { echo "$SIM_DIR/ssh_config"; }
 
 # sim_known_hosts: print the path of the known_hosts file with every host key.
@@ -179,8 +205,10 @@ sim_ns() { awk -F'\t' -v h="$1" '$1 == h {print $3}' "$SIM_DIR/hosts.tsv"; }
 # (hosts with management IPs, cables with interface names and RDMA state).
 sim_cluster_json() { echo "$SIM_DIR/cluster.json"; }
 
-# sim_exec H CMD...: run CMD inside host H (its network, hostname, mounts and
-# PATH with the fake commands) without ssh; returns CMD's status.
+# sim_exec H CMD...: run CMD as root inside host H (its network, hostname,
+# mounts and PATH with the fake commands; on a stock Mac its own file system,
+# HOME=/var/root, and what it runs as root is not counted by fail-sudo)
+# without ssh; returns CMD's status.
 sim_exec() { _sim_env bash "$SIM_SIMCLUSTER" exec "$@"; }
 
 # sim_ssh H CMD...: run CMD on H over ssh with the generated ssh_config;
@@ -268,6 +296,66 @@ sim_reboot() { _sim_env bash "$SIM_SIMCLUSTER" reboot "$1"; }
 
 # sim_check: ssh to every host and compare its hostname (status 1 on failure).
 sim_check() { _sim_env bash "$SIM_SIMCLUSTER" check; }
+
+# sim_stock H: status 0 when H is a stock Mac.
+sim_stock() { awk -F'\t' -v h="$1" '$1 == h && $6 == 1 {f = 1} END {exit !f}' "$SIM_DIR/hosts.tsv"; }
+
+# sim_user H: print the user ssh logs in as on H (admin on a stock Mac, else root).
+sim_user() { if sim_stock "$1"; then echo admin; else echo root; fi; }
+
+# sim_home H: print the folder that is H's ssh user's home (/Users/admin on a
+# stock Mac, /root on the others), as a path of the state folder.
+sim_home() { echo "$SIM_DIR/hosts/$1/home"; }
+
+# sim_python: print the machine's interpreter that the fake commands run on
+# (on a stock Mac also Homebrew's python3 and Apple's 3.9: they are views of it).
+sim_python() { cat "$SIM_DIR/python"; }
+
+# sim_shared: print the folder every host sees at the same path (for the
+# files a test puts on the hosts: a stock Mac sees nothing else of this
+# machine's file system).
+sim_shared() { echo "$SIM_DIR/shared"; }
+
+# sim_sudoers H FILE: make FILE the only rule in stock Mac H's sudoers.d
+# (after `visudo -cf` accepted it; status 1 with visudo's message if not).
+sim_sudoers() {
+	sim_stock "$1" || { echo "sim: $1 is not a stock Mac (no real sudo)" >&2; return 1; }
+	_sim_sd=$SIM_DIR/hosts/$1/sudoers.d
+	cp "$2" "$_sim_sd/.new" && chmod 0440 "$_sim_sd/.new" || return 1
+	if ! visudo -cqf "$_sim_sd/.new" >&2; then
+		visudo -cf "$_sim_sd/.new" >&2
+		rm -f "$_sim_sd/.new"
+		return 1
+	fi
+	find "$_sim_sd" -mindepth 1 -maxdepth 1 ! -name .new -exec rm -f {} +
+	mv "$_sim_sd/.new" "$_sim_sd/rule"
+}
+
+# sim_sudo_log H: print stock Mac H's sudo log (sudo's own logfile: one line
+# per sudo run, "DATE : USER : PWD=... ; USER=root ; COMMAND=..." or why it
+# was refused).
+sim_sudo_log() { cat "$SIM_DIR/hosts/$1/sudo.log"; }
+
+# sim_mlx H VERSION: install mlx VERSION (its package metadata, a
+# mlx-VERSION.dist-info) where H's Python finds it: Homebrew's site-packages
+# (/opt/homebrew/bin/python3) on a stock Mac, the ssh user's site-packages
+# on the others.
+sim_mlx() {
+	case $2 in
+	'' | *[!0-9A-Za-z.+]*) echo "sim: bad mlx version '$2'" >&2; return 1 ;;
+	esac
+	_sim_v=$("$(sim_python)" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	if sim_stock "$1"; then
+		_sim_site=$SIM_DIR/hosts/$1/homebrew/lib/python$_sim_v/site-packages
+		_sim_own=501:80
+	else
+		_sim_site=$(sim_home "$1")/.local/lib/python$_sim_v/site-packages
+		_sim_own=0:0
+	fi
+	mkdir -p "$_sim_site/mlx-$2.dist-info" &&
+	    printf 'Metadata-Version: 2.1\nName: mlx\nVersion: %s\n' "$2" >"$_sim_site/mlx-$2.dist-info/METADATA" &&
+	    chown -R "$_sim_own" "$_sim_site"
+}
 
 trap '_sim_cleanup; rm -rf "$t"' EXIT
 trap 'exit 129' HUP

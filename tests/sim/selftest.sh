@@ -7,7 +7,8 @@
 # cables (simcluster's cable events), check the broken system_profiler
 # option and the offline mode, compare the fast path of the fake commands
 # with the python path (with KC_FAST=0: the python path alone), and check
-# that teardown leaves nothing behind.
+# that teardown leaves nothing behind. With SIM_STOCK=1 the same on stock
+# Macs (tests/sim/stock.sh tests what makes them stock).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
@@ -159,7 +160,7 @@ grep -q "^en5 10.99.2.1/30" "$t/snap/m3-ultra-1.ip4.txt" &&
 ok $? "snapshot: addresses and recorded mutations"
 
 # offline mode (used for the example bundles) says what the live host says
-python3 "$FAKEMAC/simtopo.py" compile "$topo" "$t/offline" off "$SIM_NET"
+KC_STOCK=0 python3 "$FAKEMAC/simtopo.py" compile "$topo" "$t/offline" off "$SIM_NET"
 for c in "system_profiler SPThunderboltDataType -json" "networksetup -listallhardwareports" \
 	"ibv_devices" "ibv_devinfo" "ifconfig en3" "ifconfig en0"; do
 	# shellcheck disable=SC2086
@@ -186,20 +187,47 @@ fi
 # a program started by the fake sudo is a child of a fakemacd worker on the
 # fast path (the worker served the command); on the python path the
 # interpreter execs it, so its parent is the caller
-sim_exec m3-ultra-2 sudo sh -c 'tr "\0" " " </proc/$PPID/cmdline' >"$t/ppid" 2>&1
-grep -qF fakemacd.py "$t/ppid"
-is "$?" "$served" "sudo's program: the parent expected on this path ($(cat "$t/ppid"))"
+stock=0
+sim_stock m3-ultra-2 && stock=1
+if [ $stock = 0 ]; then
+	sim_exec m3-ultra-2 sudo sh -c 'tr "\0" " " </proc/$PPID/cmdline' >"$t/ppid" 2>&1
+	grep -qF fakemacd.py "$t/ppid"
+	is "$?" "$served" "sudo's program: the parent expected on this path ($(cat "$t/ppid"))"
+else
+	skip "stock Mac: sudo is the real one (no fake sudo to start programs)"
+fi
+# the python path: the hosts' copy of fakemac.py on the interpreter of the
+# fakes (a stock Mac's python3 is Apple's; its sudo the real one, which
+# runs that for a `sudo -n` line; its socketfilterfw off PATH). On a stock
+# Mac the commands run over ssh, as admin: as root (exec) a command that
+# changes the host would do so twice.
+fm=$(sim_python)
+run2() { # run2 CMD: CMD on m3-ultra-2 as this test's commands run there
+	if [ $stock = 1 ]; then
+		sim_ssh m3-ultra-2 "$1" </dev/null
+	else
+		# shellcheck disable=SC2086
+		sim_exec m3-ultra-2 $1 </dev/null
+	fi
+}
+fmpy=$SIM_DIR/fakemac/fakemac.py
 : >"$t/paths"
 n=0
 while IFS= read -r c; do
 	n=$((n + 1))
-	# shellcheck disable=SC2086
-	sim_exec m3-ultra-2 $c >"$t/fast.out" 2>"$t/fast.err" </dev/null
+	slow="$fm -S $fmpy --simhost $hd $c"
+	fast=$c
+	if [ $stock = 1 ]; then
+		case $c in
+		"sudo -n true") slow=$c ;;
+		"sudo -n "*) slow="sudo -n $fm -S $fmpy --simhost $hd ${c#sudo -n }" ;;
+		socketfilterfw*) fast=/usr/libexec/ApplicationFirewall/$c ;;
+		esac
+	fi
+	run2 "$fast" >"$t/fast.out" 2>"$t/fast.err"
 	fs=$?
 	fl=$(tail -n 1 "$hd/calls.log")
-	# shellcheck disable=SC2086
-	sim_exec m3-ultra-2 python3 -S "$FAKEMAC/fakemac.py" --simhost "$hd" $c \
-		>"$t/slow.out" 2>"$t/slow.err" </dev/null
+	run2 "$slow" >"$t/slow.out" 2>"$t/slow.err"
 	ss=$?
 	sl=$(tail -n 1 "$hd/calls.log")
 	if cmp -s "$t/fast.out" "$t/slow.out" && cmp -s "$t/fast.err" "$t/slow.err" &&
@@ -220,12 +248,17 @@ if [ "${KC_FAST:-1}" = 1 ]; then
 	is "$(cat "$hd/bin/ifconfig")" "#!$SIM_DIR/fakemac-client" \
 		"fast path: the wrapper is '#!' and the client, nothing else"
 	sim_exec m3-ultra-2 ifconfig en6 >"$t/w1" 2>&1
-	sim_exec m3-ultra-2 /usr/sbin/ifconfig en6 >"$t/w2" 2>&1
+	if [ $stock = 1 ]; then sbin=/sbin; else sbin=/usr/sbin; fi   # where macOS has it
+	sim_exec m3-ultra-2 $sbin/ifconfig en6 >"$t/w2" 2>&1
 	sim_exec m3-ultra-2 sh -c 'cd "$1" && ./ifconfig en6' sh "$hd/bin" >"$t/w3" 2>&1
 	grep -q '^en6: flags=' "$t/w1" && cmp -s "$t/w1" "$t/w2" && cmp -s "$t/w1" "$t/w3"
-	ok $? "fast path: ifconfig by name, by /usr/sbin/ifconfig and by ./ifconfig say the same"
-	is "$(sim_exec m3-ultra-2 sh -c 'cd / && env -u PWD sudo env' | grep '^PWD=')" "PWD=/" \
-		"fast path: a command started without PWD gets it, as from /bin/sh"
+	ok $? "fast path: ifconfig by name, by $sbin/ifconfig and by ./ifconfig say the same"
+	if [ $stock = 0 ]; then
+		is "$(sim_exec m3-ultra-2 sh -c 'cd / && env -u PWD sudo env' | grep '^PWD=')" "PWD=/" \
+			"fast path: a command started without PWD gets it, as from /bin/sh"
+	else
+		skip "stock Mac: no fake sudo to print its environment"
+	fi
 else
 	for _i in 1 2 3; do skip "fast path off (KC_FAST=0): the wrappers run python"; done
 fi
@@ -356,7 +389,7 @@ is "$(sim_exec $h4 networksetup -listnetworkserviceorder)" "$svc_hdr
 
 (3) Wi-Fi
 (Hardware Port: Wi-Fi, Device: en1)" "services: a fresh Mac's, in order"
-is "$(sim_exec $h4 networksetup -createnetworkservice 'pe Thunderbolt 1' 'Thunderbolt 1'; echo "rc=$?")" \
+is "$(sim_ssh $h4 "networksetup -createnetworkservice 'pe Thunderbolt 1' 'Thunderbolt 1'" </dev/null; echo "rc=$?")" \
 	"** Error: Command requires admin privileges.
 rc=14" "services: creating one needs root"
 sim_exec $h4 sudo -n networksetup -createnetworkservice 'pe Thunderbolt 1' 'Thunderbolt 1' &&
@@ -402,7 +435,7 @@ sim_exec $h4 sudo -n networksetup -removenetworkservice 'pe Thunderbolt 1' &&
 	sim_exec $h4 sudo -n networksetup -setnetworkserviceenabled 'Thunderbolt Bridge' on
 ok $? "services: remove ours, bridge's service on"
 is "$(ip -n "$ns4" -4 -o addr show dev en2 | wc -l)" "0" "services: removing one takes its address away"
-is "$(sim_exec $h4 networksetup -removenetworkservice 'pe Thunderbolt 1'; echo "rc=$?")" \
+is "$(sim_ssh $h4 "networksetup -removenetworkservice 'pe Thunderbolt 1'" </dev/null; echo "rc=$?")" \
 	"** Error: Command requires admin privileges.
 rc=14" "services: removing needs root"
 is "$(sim_exec $h4 sudo -n networksetup -removenetworkservice 'pe Thunderbolt 1'; echo "rc=$?")" \
@@ -426,8 +459,8 @@ sim_exec mini1 system_profiler SPThunderboltDataType -json | python3 -m json.too
 ok $? "mini1: system_profiler is valid JSON"
 is "$(sim_exec mini2 ibv_devices | wc -l)" 5 "mini2: the rest is unchanged (3 RDMA devices)"
 sim_down
-python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/rdma-disabled.json" "$t/rd" x 10.0.0
-python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/sudo-password.json" "$t/sp" x 10.0.0
+KC_STOCK=0 python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/rdma-disabled.json" "$t/rd" x 10.0.0
+KC_STOCK=0 python3 "$FAKEMAC/simtopo.py" compile "$top_srcdir/tests/sim/topologies/sudo-password.json" "$t/sp" x 10.0.0
 fm() { FAKEMAC_OFFLINE=1 python3 "$FAKEMAC/fakemac.py" --simhost "$@"; }
 is "$(fm "$t/rd/hosts/mini2" rdma_ctl status)" disabled "rdma-disabled: rdma_ctl status"
 fm "$t/rd/hosts/mini2" ibv_devinfo >/dev/null 2>&1

@@ -49,6 +49,13 @@
 #                                output, logs and effects).  No cc, no daemon, an edited
 #                                fakemac.py or PYTHONPATH & co.: the client execs
 #                                fakemac.py itself.  KC_FAST=0: the old wrappers only.
+#   KC_STOCK=0                   1: every Mac host is a stock Mac (README.md: an admin
+#                                user of uid 501 with zsh, Apple's PATH and TMPDIR, the
+#                                fakes only at their macOS paths, real sudo, its own
+#                                file system); a host's "stock" key overrides
+#   KC_JACCL_CONFIG              the binary a stock Mac has as /opt/homebrew/bin/jaccl-config
+#   KC_HIDE                      folders (absolute, ':'-separated) a stock Mac must not
+#                                see even where its file system would show them
 # Two clusters at once need different KC_PREFIX, KC_DIR and KC_MGMT_NET.
 #
 # Topology: see README.md and fakemac/simtopo.py. Inside host H:
@@ -62,7 +69,10 @@
 #
 # Files in $KC_DIR after `up`:
 #   ssh_config, known_hosts, id_ed25519   ssh -F $KC_DIR/ssh_config h0 ...
-#   topology.json (copy of the input), cluster.json (compiled), hosts.tsv
+#   topology.json (copy of the input), cluster.json (compiled), hosts.tsv,
+#   python (the interpreter the fakes run on)
+#   fakemac/                the fake commands' programs, copied at up (the hosts
+#                           run these, not the source tree's)
 #   hosts/H/mac.json        what the fake commands report for H
 #   hosts/H/bin/            fake commands, first on PATH in H's sessions
 #   hosts/H/calls.log       every fake command run on H (rc, sudo, argv)
@@ -70,6 +80,9 @@
 #   hosts/H/state.json      bridge0 / network service state kept by the fakes
 #   hosts/H/sshd.log, sshd.pid, sshd_config, home/
 #   fakemac-client, hosts/H/fakemac.sock, fakemacd.pid, fakemacd.log   (KC_FAST=1)
+#   stock Macs: hosts/H/root (its /), overlay/, etc/, sudoers.d/, var/, tmp/, run/,
+#   home/ (/Users/admin), homebrew/ (/opt/homebrew), Library/, sudo.log, anchor.pid
+#   (a process that keeps the host's namespaces for `exec`), macsh (their /bin/sh)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -81,9 +94,14 @@ FAST=${KC_FAST:-1}
 SSHD=${SSHD:-/usr/sbin/sshd}
 BR="${PREFIX}-br"
 LIMBO="${PREFIX}--unplugged"
+STOCK=${KC_STOCK:-0}
 FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname pmset"    # macOS: /usr/bin
-FAKE_LIBEXEC="socketfilterfw"   # /usr/libexec/ApplicationFirewall: on PATH only
+FAKE_LIBEXEC="socketfilterfw"   # /usr/libexec/ApplicationFirewall (kind Macs: on PATH only)
 FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil netstat"  # /usr/sbin, /sbin
+# what a stock Mac's ssh sessions get (Apple's sshd and launchd)
+APPLE_PATH=/usr/bin:/bin:/usr/sbin:/sbin
+ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+FM=$DIR/fakemac        # the fakes' programs, copied there at up
 
 die() { echo "simcluster: $*" >&2; exit 1; }
 # Clusters come up and go down concurrently (tests run in parallel): the
@@ -98,16 +116,19 @@ our_namespaces() {
       [[ -f $DIR/namespaces ]] && cat "$DIR/namespaces"; } | sort -u
 }
 host_names() { [[ -f $DIR/hosts.tsv ]] && cut -f1 "$DIR/hosts.tsv"; }
-host_field() { # host_field H column  (2 index, 3 namespace, 4 ip, 5 personality)
+host_field() { # host_field H column  (2 index, 3 namespace, 4 ip, 5 personality, 6 stock)
     local f
     f=$(awk -F'\t' -v h="$1" -v c="$2" '$1 == h {print $c}' "$DIR/hosts.tsv" 2>/dev/null)
     [[ -n $f ]] || die "no such host: $1"
     echo "$f"
 }
-pick_python() {
-    if [[ -n ${KC_PYTHON:-} ]]; then echo "$KC_PYTHON"; return; fi
-    if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; return; fi
-    command -v python3 || die "python3 missing"
+pick_python() { # the interpreter itself, not a link: a stock Mac's python3 is Apple's
+    local py
+    if [[ -n ${KC_PYTHON:-} ]]; then py=$KC_PYTHON
+    elif [[ -x /usr/bin/python3 ]]; then py=/usr/bin/python3
+    else py=$(command -v python3) || die "python3 missing"
+    fi
+    readlink -f "$py"
 }
 
 stop_daemons() { # TERM each host's fakemacd, by its recorded pid, if it is still that daemon
@@ -229,28 +250,33 @@ EOF
     chmod 755 "$hd/sudo-lib/fail-check" "$hd/sudo-bin/ip"
 }
 
-write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]
+write_wrappers() { # write_wrappers HOSTDIR PYTHON STOCK [CLIENT]
     # CLIENT (the fast path): `#!CLIENT`, the client is the wrapper's interpreter
     # (no shell: a fake command costs one exec, as a native one does); it finds
-    # HOSTDIR and CMD from the wrapper's path and exports PWD as /bin/sh did
-    local hd=$1 py=$2 client=${3:-} c
-    mkdir -p "$hd/bin" "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
-    for c in $FAKE_BIN $FAKE_SBIN $FAKE_LIBEXEC; do
+    # HOSTDIR and CMD from the wrapper's path and exports PWD as /bin/sh did.
+    # A stock Mac has no fake sudo (its sudo is the real one), and its
+    # overlays are stockmac.py's.
+    local hd=$1 py=$2 stock=$3 client=${4:-} c fakes=$FAKE_BIN
+    [[ $stock == 1 ]] && fakes=${FAKE_BIN#sudo }
+    mkdir -p "$hd/bin"
+    for c in $fakes $FAKE_SBIN $FAKE_LIBEXEC; do
         if [[ -n $client && ${#client} -le 120 ]]; then
             printf '#!%s\n' "$client" > "$hd/bin/$c"
         elif [[ -n $client ]]; then
             # a path too long for a '#!' line (128 bytes on older kernels):
             # the client's first form, through /bin/sh
             printf '#!/bin/sh\nexec "%s" "%s" "%s" "%s" %s "$@"\n' \
-                "$client" "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
+                "$client" "$py" "$FM/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
         else
             # -S: the fakes need only the standard library; skipping site
             # start-up makes every fake command noticeably cheaper
             printf '#!/bin/sh\nexec "%s" -S "%s" --simhost "%s" %s "$@"\n' \
-                "$py" "$HERE/fakemac/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
+                "$py" "$FM/fakemac.py" "$hd" "$c" > "$hd/bin/$c"
         fi
         chmod 755 "$hd/bin/$c"
     done
+    [[ $stock == 1 ]] && return 0
+    mkdir -p "$hd/overlay/usr/bin" "$hd/overlay/usr/sbin"
     for c in $FAKE_BIN; do
         [[ -L $hd/overlay/usr/bin/$c ]] || ln -s "$hd/bin/$c" "$hd/overlay/usr/bin/$c"
     done
@@ -259,31 +285,89 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON [CLIENT]
     done
 }
 
-start_client_build() { # start_client_build: cc in the background; sets CC_PID
-    CC_PID=""
-    [[ $FAST == 0 ]] && return 0
+start_client_build() { # start_client_build: cc in the background; sets CC_PID (and SH_PID)
+    CC_PID="" SH_PID=""
     if ! command -v cc >/dev/null; then
-        echo "simcluster: no cc: the fake commands use the python path (KC_FAST=0)" >&2
+        [[ $FAST == 0 ]] || echo "simcluster: no cc: the fake commands use the python path (KC_FAST=0)" >&2
         return 0
     fi
-    cc -O2 -DFAKEMAC_PYTHON="\"$(pick_python)\"" -DFAKEMAC_PY="\"$HERE/fakemac/fakemac.py\"" \
-        -o "$DIR/fakemac-client" "$HERE/fakemac/fakemac-client.c" \
-        > "$DIR/fakemac-client.log" 2>&1 &
-    CC_PID=$!
+    if [[ $FAST != 0 ]]; then
+        cc -O2 -DFAKEMAC_PYTHON="\"$(pick_python)\"" -DFAKEMAC_PY="\"$FM/fakemac.py\"" \
+            -o "$DIR/fakemac-client" "$FM/fakemac-client.c" \
+            > "$DIR/fakemac-client.log" 2>&1 &
+        CC_PID=$!
+    fi
+    if has_stock; then
+        cc -O2 -DBASH="\"$(readlink -f /bin/bash)\"" -o "$DIR/macsh" "$FM/macsh.c" \
+            > "$DIR/macsh.log" 2>&1 &
+        SH_PID=$!
+    fi
 }
+
+has_stock() { awk -F'\t' '$6 == 1 {f = 1} END {exit !f}' "$DIR/hosts.tsv"; }
+has_kind() { awk -F'\t' '$6 != 1 {f = 1} END {exit !f}' "$DIR/hosts.tsv"; }
+
+# The inside of a stock Mac (run by `sh -c` in its network, UTS and mount
+# namespaces, as root; the mounts stay in that mount namespace): its own /
+# made of the machine's /usr, /usr/sbin and /etc under overlays (the fakes at
+# their macOS paths, Apple's python3, macOS's users and sudoers), its own
+# /var, /tmp, /run, /opt/homebrew, /Users/admin and /Library from its state
+# folder, the state folder at its own path, nothing else of the machine (not
+# the source or build trees); then pivot_root into it, start the process that
+# keeps the namespaces for `exec`, the fast path's daemon, and sshd.
+# shellcheck disable=SC2016  # $1.. are the inner script's
+STOCK_INNER='
+set -e
+hostname "$1"
+hd=$2 D=$3 R=$2/root
+mount --bind "$R" "$R"
+mount -t overlay kc-usr -o "lowerdir=$hd/overlay/usr:/usr" "$R/usr"
+mount -t overlay kc-sbin -o "lowerdir=$hd/overlay/sbin:/usr/sbin" "$R/sbin"
+mount -t overlay kc-etc -o "lowerdir=$hd/etc:/etc" "$R/etc"
+mount --bind "$hd/sudoers.d" "$R/etc/sudoers.d"
+for d in var tmp run; do mount --bind "$hd/$d" "$R/$d"; done
+mount --rbind /dev "$R/dev"
+mount -t tmpfs -o mode=1777,size=64m kc-shm "$R/dev/shm"
+mount -t proc kc-proc "$R/proc"
+mount -t sysfs kc-sys "$R/sys"
+mount --bind "$hd/homebrew" "$R/opt/homebrew"
+mount --bind "$hd/home" "$R/Users/admin"
+mount --bind "$hd/Library" "$R/Library"
+mount --bind "$D" "$R$D"
+IFS=:
+for p in $4; do
+    case $D/ in "$p"/*) continue ;; esac
+    if [ -d "$R$p" ]; then mount -t tmpfs -o ro,mode=0755,size=4k kc-hidden "$R$p"; fi
+done
+unset IFS
+mount -o remount,bind,ro "$R"
+if [ -f "$hd/firewall.nft" ]; then nft -f "$hd/firewall.nft"; fi
+cd "$R"
+pivot_root . .old
+umount -l /.old
+cd /
+(exec setsid sleep 2147483647) </dev/null >/dev/null 2>&1 &
+echo $! > "$hd/anchor.pid"
+if [ -n "$5" ]; then
+    (exec setsid env -i HOME=/var/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        "$5" -B "$6" "$hd" "$hd/fakemac.sock") < /dev/null >> "$hd/fakemacd.log" 2>&1 &
+fi
+shift 6
+exec "$@"'
+
 
 wait_daemons() { # wait for each Mac's fakemacd (it writes its pid file once ready)
     local name pers k missing
     for (( k = 0; k < 500; k++ )); do
         missing=0
-        while IFS=$'\t' read -r name _ _ _ pers; do
+        while IFS=$'\t' read -r name _ _ _ pers _; do
             [[ $pers == linux || -s $DIR/hosts/$name/fakemacd.pid ||
                 -e $DIR/hosts/$name/fakemacd.failed ]] || { missing=1; break; }
         done < "$DIR/hosts.tsv"
         (( missing )) || break
         sleep 0.02
     done
-    while IFS=$'\t' read -r name _ _ _ pers; do
+    while IFS=$'\t' read -r name _ _ _ pers _; do
         [[ $pers == linux || -s $DIR/hosts/$name/fakemacd.pid ]] ||
             echo "simcluster: fakemacd on $name did not start (see $DIR/hosts/$name/fakemacd.log): its fake commands use the python path" >&2
     done < "$DIR/hosts.tsv"
@@ -295,40 +379,65 @@ cmd_up() {
     (( EUID == 0 )) || die "must run as root"
     [[ -e $DIR ]] && die "$DIR exists: run down first"
     [[ -z $(our_namespaces) ]] || die "namespaces ${PREFIX}-* exist: run down first"
-    [[ $DIR =~ ^[A-Za-z0-9/._-]+$ ]] || die "KC_DIR may only contain letters, digits and /._-"
+    [[ $DIR =~ ^/[A-Za-z0-9/._-]+$ ]] || die "KC_DIR must be absolute and may only contain letters, digits and /._-"
     # Linux interface names have at most 15 characters: the root-side
     # management veths are PREFIX-m<index> (index < 50) and the bridge PREFIX-br.
     [[ $PREFIX =~ ^[A-Za-z0-9_]{1,11}$ ]] || die "KC_PREFIX must be 1 to 11 letters, digits or _"
+    [[ $STOCK == 0 || $STOCK == 1 ]] || die "KC_STOCK must be 0 or 1"
     [[ -x $SSHD ]] || die "$SSHD missing (apt-get install openssh-server)"
     command -v ssh-keygen >/dev/null || die "ssh-keygen missing (apt-get install openssh-client)"
     local py client
     py=$(pick_python)
-    "$py" "$HERE/fakemac/simtopo.py" check "$topo" >/dev/null
+    KC_STOCK=$STOCK "$py" "$HERE/fakemac/simtopo.py" check "$topo" >/dev/null
 
     UP_DONE=0
     trap '[[ ${UP_DONE:-0} == 1 ]] || { echo "simcluster: up failed, cleaning up" >&2; cmd_down; }' EXIT
     mkdir -p "$DIR"
-    chmod 700 "$DIR"
+    # others than root pass through (a stock Mac's admin runs the fakes in it)
+    chmod 711 "$DIR"
     cp "$topo" "$DIR/topology.json"
-    "$py" "$HERE/fakemac/simtopo.py" compile "$topo" "$DIR" "$PREFIX" "$MGMT"
+    echo "$py" > "$DIR/python"
+    KC_STOCK=$STOCK "$py" "$HERE/fakemac/simtopo.py" compile "$topo" "$DIR" "$PREFIX" "$MGMT"
     { cut -f3 "$DIR/hosts.tsv"; echo "$LIMBO"; } > "$DIR/namespaces"
+    # the hosts run these copies: a stock Mac does not see the source tree
+    mkdir -p "$FM"
+    cp "$HERE"/fakemac/{fakemac.py,fakemacd.py,stockmac.py,fakemac-client.c,macsh.c} "$FM/"
+    mkdir -p "$DIR/shared"
+    chmod 755 "$DIR/shared"
+    if has_stock; then
+        [[ -u $(readlink -f /usr/bin/sudo) ]] || die "a stock Mac needs the real sudo (apt-get install sudo)"
+        command -v zsh >/dev/null || die "a stock Mac's login shell is zsh (apt-get install zsh)"
+        ! grep -q '"shell": "fish"' "$DIR/hosts"/*/mac.json || command -v fish >/dev/null ||
+            die "a host's login shell is fish (apt-get install fish)"
+    fi
 
-    local home_of_root name ns ip hd
+    local name ns ip hd pers stock home_of_root
     home_of_root=$(getent passwd root | cut -d: -f6)
     ssh-keygen -q -t ed25519 -N '' -C kc-client -f "$DIR/id_ed25519"
     cp "$DIR/id_ed25519.pub" "$DIR/authorized_keys"
     : > "$DIR/known_hosts"
     echo "# generated by simcluster.sh" > "$DIR/ssh_config"
-
-    lock
-    [[ -d /run/sshd ]] || { mkdir -p /run/sshd; chmod 755 /run/sshd; touch /run/sshd/.made-by-simcluster; }
-    ip -batch "$DIR/ip-root.batch"
-    # fast path: the client compiles while the hosts are set up; the wrappers name it
-    # now and fall back to the python line below if the compile fails
+    # fast path: the client (and a stock Mac's /bin/sh) compile while the hosts
+    # are set up; the wrappers name it now and fall back to the python line
+    # below if the compile fails
     start_client_build
     client=${CC_PID:+$DIR/fakemac-client}
+    if has_stock && [[ -z $SH_PID ]]; then
+        echo "simcluster: no cc: a stock Mac's /bin/sh is bash without xpg_echo" >&2
+        ln -s "$(readlink -f /bin/bash)" "$DIR/macsh"
+    fi
+    if has_stock; then
+        KC_HIDE=${KC_HIDE:-} "$py" "$FM/stockmac.py" "$DIR" "$py" "$DIR/macsh" ||
+            die "cannot make the stock Macs' files"
+    fi
 
-    while IFS=$'\t' read -r name _ ns ip pers; do
+    lock
+    if has_kind; then
+        [[ -d /run/sshd ]] || { mkdir -p /run/sshd; chmod 755 /run/sshd; touch /run/sshd/.made-by-simcluster; }
+    fi
+    ip -batch "$DIR/ip-root.batch"
+
+    while IFS=$'\t' read -r name _ ns ip pers stock; do
         hd="$DIR/hosts/$name"
         # no duplicate address detection: IPv6 link-local addresses are
         # usable as soon as a cable has a carrier (no tentative phase)
@@ -337,27 +446,28 @@ cmd_up() {
         if [[ $pers == linux ]]; then
             write_linux_bin "$hd"
         else
-            write_wrappers "$hd" "$py" "$client"
+            write_wrappers "$hd" "$py" "$stock" "$client"
         fi
         mkdir -p "$hd/home"
-        chmod 700 "$hd/home"
-        if [[ $pers == linux ]]; then
-            printf '# simulated Linux host %s\n' "$name" > "$hd/home/.bashrc"
-        else
-            printf '# simulated Mac %s\n' "$name" > "$hd/home/.bashrc"
+        if [[ $stock != 1 ]]; then
+            chmod 700 "$hd/home"
+            if [[ $pers == linux ]]; then
+                printf '# simulated Linux host %s\n' "$name" > "$hd/home/.bashrc"
+            else
+                printf '# simulated Mac %s\n' "$name" > "$hd/home/.bashrc"
+            fi
+            cp "$hd/home/.bashrc" "$hd/home/.profile"
+            : > "$hd/calls.log"
+            : > "$hd/mutations.log"
         fi
-        cp "$hd/home/.bashrc" "$hd/home/.profile"
-        : > "$hd/calls.log"
-        : > "$hd/mutations.log"
         ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$hd/ssh_host_ed25519_key"
         echo "$name,$ip $(cut -d' ' -f1,2 "$hd/ssh_host_ed25519_key.pub")" >> "$DIR/known_hosts"
         printf 'Host %s\n    HostName %s\n' "$name" "$ip" >> "$DIR/ssh_config"
+        [[ $stock == 1 ]] && printf '    User admin\n' >> "$DIR/ssh_config"
         cat > "$hd/sshd_config" <<EOF
 ListenAddress $ip:22
 HostKey $hd/ssh_host_ed25519_key
 PidFile $hd/sshd.pid
-AuthorizedKeysFile $DIR/authorized_keys
-PermitRootLogin prohibit-password
 PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -370,7 +480,25 @@ LogLevel VERBOSE
 MaxStartups 100:30:200
 MaxSessions 100
 Subsystem sftp /usr/lib/openssh/sftp-server
-SetEnv PATH=$hd/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+EOF
+        if [[ $stock == 1 ]]; then
+            # Apple's sshd: the user's own authorized_keys, no root login, the
+            # standard PATH and the user's TMPDIR (launchd's) for every session
+            cat >> "$hd/sshd_config" <<EOF
+AuthorizedKeysFile .ssh/authorized_keys
+PermitRootLogin no
+SetEnv PATH=$APPLE_PATH TMPDIR=$(<"$hd/tmpdir")
+EOF
+            # shellcheck disable=SC2016
+            ip netns exec "$ns" unshare --uts sh -c "$STOCK_INNER" sh "$name" "$hd" "$DIR" \
+                "${KC_HIDE:-}" "${client:+$py}" "$FM/fakemacd.py" \
+                "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
+            continue
+        fi
+        cat >> "$hd/sshd_config" <<EOF
+AuthorizedKeysFile $DIR/authorized_keys
+PermitRootLogin prohibit-password
+SetEnv PATH=$hd/bin:$ROOT_PATH
 EOF
         # `ip netns exec` gives the sshd a private (slave) mount namespace: the
         # bind-mounted home and the overlays with the fake commands stay inside
@@ -395,7 +523,7 @@ EOF
             shift 8
             exec "$@"' sh "$name" "$hd/home" "$home_of_root" "$hd/overlay" \
             "$([[ $pers == linux ]] && echo 0 || echo "$OVERLAY")" \
-            "$([[ $pers == linux ]] || echo "${client:+$py}")" "$HERE/fakemac/fakemacd.py" "$hd" \
+            "$([[ $pers == linux ]] || echo "${client:+$py}")" "$FM/fakemacd.py" "$hd" \
             "$SSHD" -f "$hd/sshd_config" -E "$hd/sshd.log" 9>&-
     done < "$DIR/hosts.tsv"
 
@@ -415,7 +543,7 @@ Host *
 EOF
 
     local k
-    while IFS=$'\t' read -r name _ _ _ pers; do
+    while IFS=$'\t' read -r name _ _ _ pers _; do
         hd="$DIR/hosts/$name"
         for (( k = 0; k < 250; k++ )); do
             [[ -s $hd/sshd.pid ]] && break
@@ -423,13 +551,17 @@ EOF
         done
         [[ -s $hd/sshd.pid ]] || { cat "$hd/sshd.log" >&2; die "sshd on $name did not start"; }
     done < "$DIR/hosts.tsv"
+    if [[ -n $SH_PID ]] && ! wait "$SH_PID"; then
+        echo "simcluster: cc failed (see $DIR/macsh.log): a stock Mac's /bin/sh is bash without xpg_echo" >&2
+        ln -s "$(readlink -f /bin/bash)" "$DIR/macsh"
+    fi
     if [[ -n $client ]]; then
         if wait "$CC_PID"; then
             wait_daemons
         else
             echo "simcluster: cc failed (see $DIR/fakemac-client.log): the fake commands use the python path" >&2
-            while IFS=$'\t' read -r name _ _ _ pers; do
-                [[ $pers == linux ]] || write_wrappers "$DIR/hosts/$name" "$py" ""
+            while IFS=$'\t' read -r name _ _ _ pers stock; do
+                [[ $pers == linux ]] || write_wrappers "$DIR/hosts/$name" "$py" "$stock" ""
             done < "$DIR/hosts.tsv"
         fi
     fi
@@ -447,7 +579,9 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 for h in c["hosts"]:
     print(f"  {h['name']:<6} {h['mgmt_ip']:<14} {h['model']:<9} rdma={'on' if h['rdma_enabled'] else 'off'}"
-          + ("" if h["sudo"] == "nopasswd" else "  (sudo needs a password)"))
+          + ("  stock (admin)" if h.get("stock") else "")
+          + {"nopasswd": "", "password": "  (sudo needs a password)",
+             "scoped": "  (sudo: ifconfig, route, networksetup)"}[h["sudo"]])
 for x in c["cables"]:
     dock = " via dock" if x["via_dock"] else ""
     print(f"  {x['a']}:{x['a_if']} (TB{x['a_port']}) -- {x['b']}:{x['b_if']} (TB{x['b_port']})  "
@@ -458,7 +592,7 @@ EOF
 cmd_status() {
     local name ns ip
     [[ -f $DIR/hosts.tsv ]] || { echo "no cluster (state folder $DIR missing)"; return 0; }
-    while IFS=$'\t' read -r name _ ns ip _; do
+    while IFS=$'\t' read -r name _ ns ip _ _; do
         echo "$name ns=$ns mgmt=$ip sshd=$(cat "$DIR/hosts/$name/sshd.pid" 2>/dev/null) fakemacd=$(cat "$DIR/hosts/$name/fakemacd.pid" 2>/dev/null || echo -) pids=[$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')]"
         ip -n "$ns" -br link | sed 's/^/    /'
     done < "$DIR/hosts.tsv"
@@ -467,7 +601,7 @@ cmd_status() {
 cmd_check() {
     local name out want pers rc=0
     [[ -f $DIR/hosts.tsv ]] || die "no cluster"
-    while IFS=$'\t' read -r name _ _ _ pers; do
+    while IFS=$'\t' read -r name _ _ _ pers _; do
         want=Darwin
         [[ $pers == linux ]] && want=Linux
         if out=$(ssh -F "$DIR/ssh_config" "$name" 'hostname; uname -s' 2>&1 </dev/null) \
@@ -486,7 +620,7 @@ cmd_snapshot() { # per host: what the fakes recorded and the IPv4 state now
     [[ -f $DIR/hosts.tsv ]] || die "no cluster"
     py=$(pick_python)
     mkdir -p "$out"
-    while IFS=$'\t' read -r name _ _ _ pers; do
+    while IFS=$'\t' read -r name _ _ _ pers _; do
         cp "$DIR/hosts/$name/mutations.log" "$out/$name.mutations.txt"
         cp "$DIR/hosts/$name/calls.log" "$out/$name.calls.txt"
         {
@@ -508,7 +642,7 @@ cmd_reboot() {
     [[ -n $(host_field "$h" 3) ]] || die "reboot: no host $h"
     [[ $(host_field "$h" 5) != linux ]] || die "reboot: $h is a Linux host (no fake to restart)"
     py=$(pick_python)
-    ( cmd_exec "$h" "$py" -S "$HERE/fakemac/fakemac.py" --simhost "$DIR/hosts/$h" --reboot )
+    ( cmd_exec "$h" "$py" -S "$FM/fakemac.py" --simhost "$DIR/hosts/$h" --reboot )
 }
 
 cmd_exec() {
@@ -516,8 +650,17 @@ cmd_exec() {
     shift
     ns=$(host_field "$h" 3)
     hd="$DIR/hosts/$h"
+    if [[ $(host_field "$h" 6) == 1 ]]; then
+        # a stock Mac: root in its own file system (where the fakes are at
+        # their macOS paths only); SIMCLUSTER_EXEC=1 keeps what the
+        # simulator's user runs out of fail-sudo's count
+        pid=$(cat "$hd/anchor.pid" 2>/dev/null || true)
+        [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || die "$h is not running (no $hd/anchor.pid)"
+        exec nsenter -t "$pid" -n -u -m -- env -u TMPDIR PATH="$ROOT_PATH" HOME=/var/root \
+            USER=root LOGNAME=root SIMCLUSTER_EXEC=1 "$@"
+    fi
     pid=$(cat "$hd/sshd.pid" 2>/dev/null || true)
-    local envs=(PATH="$hd/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root)
+    local envs=(PATH="$hd/bin:$ROOT_PATH" HOME=/root)
     if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
         exec nsenter -t "$pid" -n -u -m --wd=/ -- env "${envs[@]}" "$@"
     fi

@@ -33,7 +33,8 @@ Every invocation is appended to HOSTDIR/calls.log; invocations that change (or
 try to change) the host are also appended to HOSTDIR/mutations.log, one line
 each: `rc=<exit status> sudo=<0|1> <command line>`.  Mutating commands need
 root, as on a Mac where the ssh user is not root: they fail unless run through
-the fake sudo (which sets SIMCLUSTER_SUDO=1).
+the fake sudo (which sets SIMCLUSTER_SUDO=1).  On a stock Mac ("stock": true
+in mac.json: an admin user, real sudo) privileged means an effective uid of 0.
 """
 
 import fcntl
@@ -54,7 +55,11 @@ class Host:
         self.dir = hostdir
         with open(os.path.join(hostdir, "mac.json")) as f:
             self.cfg = json.load(f)
-        self.sudo = os.environ.get("SIMCLUSTER_SUDO") == "1"
+        # A stock Mac (real sudo): privileged is what the process is, root;
+        # the other Macs have the fake sudo, which says so in the environment.
+        self.stock = bool(self.cfg.get("stock"))
+        self.sudo = (os.geteuid() == 0 if self.stock
+                     else os.environ.get("SIMCLUSTER_SUDO") == "1")
 
     # ---- persistent state (bridge0, network services) ----
     def _default_state(self):
@@ -1331,6 +1336,46 @@ def cmd_pmset(host, args):
     return 1, False
 
 
+# The application firewall of a stock Mac, approximated per host: with the
+# firewall on, incoming TCP connections (but ssh's) are dropped unless a
+# program named jaccl-config was allowed (socketfilterfw --add, --unblockapp);
+# "block all" drops them whatever is allowed. Real macOS decides per program.
+FW_TABLE = "kc_alf"
+FW_RULES = """table inet kc_alf {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		iifname "lo" accept
+		ct state established,related accept
+		tcp dport 22 accept
+		meta l4proto tcp ct state new counter drop
+	}
+}
+"""
+FW_PROGRAM = "jaccl-config"
+
+
+def firewall_rules(cfg, st):
+    """The nft rules of a host's application firewall in state st (the host's
+    state.json), "" when nothing is blocked; only stock Macs have them."""
+    if not cfg.get("stock"):
+        return ""
+    state = st.get("firewall_state", cfg.get("firewall_state", 0))
+    apps = st.get("firewall_apps", {})
+    allowed = any(os.path.basename(p) == FW_PROGRAM and v == "allow" for p, v in apps.items())
+    if state == 0 or (state == 1 and allowed):
+        return ""
+    return FW_RULES
+
+
+def apply_firewall(host):
+    if not host.stock or OFFLINE:
+        return
+    nft = shutil.which("nft", path=SYS_PATH) or "nft"
+    text = f"table inet {FW_TABLE}\ndelete table inet {FW_TABLE}\n" + \
+        firewall_rules(host.cfg, host.state())
+    subprocess.run([nft, "-f", "-"], input=text, text=True, capture_output=True)
+
+
 FW_STATE_TEXT = {0: "Firewall is disabled. (State = 0)",
                  1: "Firewall is enabled. (State = 1)",
                  2: "Firewall is blocking all non-essential incoming connections. (State = 2)"}
@@ -1340,6 +1385,40 @@ def cmd_socketfilterfw(host, args):
     if args == ["--getglobalstate"]:
         out(FW_STATE_TEXT[host.setting("firewall_state")] + "\n")
         return 0, False
+    apps = host.state().get("firewall_apps", {})
+    if args == ["--listapps"]:
+        out(f"Total number of apps = {len(apps)}\n")
+        for i, (p, v) in enumerate(sorted(apps.items()), 1):
+            out(f"{i} : {p}\n             ({'Allow' if v == 'allow' else 'Block'} incoming connections)\n")
+        return 0, False
+    if len(args) == 2 and args[0] in ("--add", "--remove", "--blockapp", "--unblockapp"):
+        op, path = args
+        if op == "--add":
+            # says so without root too, where nothing changes (as macOS does)
+            out(f"Application at path ( {path} ) added to firewall\n")
+            if host.sudo:
+                host.update_state(lambda st: st.setdefault("firewall_apps", {})
+                                  .setdefault(path, "allow"))
+                apply_firewall(host)
+            return 0, True
+        if path not in apps:
+            out("The application is not part of the firewall\n")
+            return 1, True
+        if op == "--remove":
+            if not host.sudo:
+                return 1, True
+            host.update_state(lambda st: st["firewall_apps"].pop(path, None))
+            out(f"Application at path ( {path} ) removed from firewall\n")
+        else:
+            want = "allow" if op == "--unblockapp" else "block"
+            if apps[path] != want:
+                if not host.sudo:
+                    return 1, True
+                host.update_state(lambda st: st["firewall_apps"].__setitem__(path, want))
+            out("Incoming connection to the application is "
+                + ("permitted\n" if want == "allow" else "blocked\n"))
+        apply_firewall(host)
+        return 0, True
     sets = {("--setglobalstate", "on"): 1, ("--setglobalstate", "off"): 0,
             ("--setblockall", "on"): 2, ("--setblockall", "off"): 1}
     if len(args) == 2 and tuple(args) in sets:
@@ -1347,6 +1426,7 @@ def cmd_socketfilterfw(host, args):
             return 1, True
         new = sets[tuple(args)]
         host.update_state(lambda st: st.__setitem__("firewall_state", new))
+        apply_firewall(host)
         if args[0] == "--setblockall":
             if new == 2:
                 out("Firewall is set to block all non-essential incoming connections\n")
@@ -1354,7 +1434,8 @@ def cmd_socketfilterfw(host, args):
             out(FW_STATE_TEXT[new] + "\n")
         return 0, True
     err("usage: socketfilterfw --getglobalstate | --setglobalstate on|off | "
-        "--setblockall on|off (the simulator knows no more)\n")
+        "--setblockall on|off | --listapps | --add|--remove|--blockapp|--unblockapp PATH "
+        "(the simulator knows no more)\n")
     return 1, False
 
 
@@ -1568,7 +1649,20 @@ def main(argv):
         return reboot(host)
     cmd, args = os.path.basename(argv[3]) if len(argv) > 3 else "", argv[4:]
     full = [cmd] + args
-    if (cmd != "sudo" and os.environ.get("SIMCLUSTER_SUDO_SCRIPT") == "1" and
+    if host.stock:
+        if cmd == "sudo":
+            err("fakemac: a stock Mac's sudo is the real one\n")
+            return 127
+        # every fake command run as root counts for fail-sudo (through sudo, or
+        # by a script run through sudo), but those the simulator's own
+        # `simcluster.sh exec` runs as root (SIMCLUSTER_EXEC=1; sudo's
+        # env_reset removes it from what sudo runs)
+        if (host.sudo and os.environ.get("SIMCLUSTER_EXEC") != "1" and
+                sudo_should_fail(host, full)):
+            err("sudo: simulated failure (fail-sudo)\n")
+            host.log(full, 1, False)
+            return 1
+    elif (cmd != "sudo" and os.environ.get("SIMCLUSTER_SUDO_SCRIPT") == "1" and
             sudo_should_fail(host, full)):
         # a privileged command of a script run through sudo: counted as one
         err("sudo: simulated failure (fail-sudo)\n")

@@ -11,7 +11,10 @@ that host sees.  It imports fakemac.py once; the wrappers
 in HOSTDIR/bin exec the small C client fakemac-client.c, which talks to it:
 
   client -> daemon   header (see HDR and fakemac-client.c), the client's fds 0/1/2
-                     and its cwd (SCM_RIGHTS), then argv and environ, NUL-separated
+                     and its cwd (SCM_RIGHTS), then argv and environ, NUL-separated;
+                     who the client is comes from the kernel: SO_PEERCRED names its
+                     process, whose real, effective and saved ids and groups
+                     (/proc/PID/status) the command then runs with
   daemon -> client   b"F": a worker runs the command (or b"X": this request needs a
                      fresh interpreter, e.g. PYTHONPATH is set; the client then
                      execs fakemac.py itself, exactly as the old wrappers did), then
@@ -24,14 +27,19 @@ Workers are forks of the daemon (so everything is imported already) that serve o
 request at a time, in-process, and then wait for the next: no fork, no interpreter
 start-up, no copy-on-write faults per command.  For each request a worker takes the
 client's fds 0/1/2, cwd, umask, nice value, rlimits, signal mask and ignored
-signals and environment; rebuilds sys.stdin/stdout/stderr the way the interpreter
+signals, environment and credentials (uids, gids, groups: the daemon runs as root,
+and a stock Mac's fakes decide "privileged" by the effective uid, write their logs
+as that user, and are refused what that user is refused; the saved uid stays 0 so
+that the worker can come back); rebuilds sys.stdin/stdout/stderr the way the interpreter
 does at start-up (encoding, errors, buffering from PYTHONUNBUFFERED and isatty,
 C-locale coercion LC_CTYPE=C.UTF-8); sets sys.argv as the old wrapper did; runs
 fakemac.py's own `if __name__ == "__main__":` block (compiled from fakemac.py with
 its real line numbers, so tracebacks read the same); ends the way the interpreter
 would (SystemExit code, uncaught exception -> traceback and 1, KeyboardInterrupt ->
 death by SIGINT, a failing flush of stdout -> "Exception ignored" and 120); then
-puts everything back.  fakemac.py is not changed: log lines, `ip` calls and state
+puts everything back.  SIGUSR1 makes the daemon write HOSTDIR/fakemacd.stats,
+"served=N fallback=M": the requests a worker ran and those sent back to the
+interpreter path (b"X"), for the tests.  fakemac.py is not changed: log lines, `ip` calls and state
 files are its own.  The one thing a worker does differently is the exec of the fake
 `sudo`: the program runs as the worker's child (posix_spawn with the same argv,
 environment and PATH search as os.execvpe, signals forwarded to it) and its wait
@@ -60,6 +68,8 @@ MAGIC = 0x31434d46            # "FMC1"
 HDR = struct.Struct("=qqqqqqqQQ" + "q" * 32)   # see fakemac-client.c
 NRLIM = 16
 DONE = struct.Struct("=ii")   # worker -> daemon: raw wait status, reusable
+NGROUPS = 64
+CRED = struct.Struct("=7i" + "i" * NGROUPS)   # ruid euid suid rgid egid sgid n groups...
 CHUNK = 1 << 16
 MAX_IDLE = 4                  # idle workers kept per host
 MAX_SERVED = 2000             # requests per worker before it is replaced
@@ -107,6 +117,52 @@ def normalize_signals():
         except (OSError, ValueError):
             pass
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def peer_creds(conn):
+    """The client's credentials: (ruid, euid, suid, rgid, egid, sgid, groups), from
+    the kernel's SO_PEERCRED (its pid, effective ids) and its /proc status."""
+    pid, uid, gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                        struct.calcsize("3i")))
+    ids = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("Uid", "Gid", "Groups"):
+                ids[k] = [int(x) for x in v.split()]
+    u, g, groups = ids["Uid"], ids["Gid"], ids.get("Groups", [])
+    if u[1] != uid or g[1] != gid or len(groups) > NGROUPS:
+        raise ConnectionError("credentials changed")
+    return (u[0], u[1], u[2], g[0], g[1], g[2], groups)
+
+
+def pack_creds(c):
+    groups = list(c[6]) + [0] * (NGROUPS - len(c[6]))
+    return CRED.pack(*c[:6], len(c[6]), *groups)
+
+
+def unpack_creds(b):
+    v = CRED.unpack(b)
+    return v[:6] + (list(v[7:7 + v[6]]),)
+
+
+def own_creds():
+    return os.getresuid() + os.getresgid() + (os.getgroups(),)
+
+
+def become(c):
+    """Take the client's credentials (the saved uid stays 0: the way back)."""
+    ruid, euid, _suid, rgid, egid, sgid, groups = c
+    os.setgroups(groups)
+    os.setresgid(rgid, egid, sgid)
+    os.setresuid(ruid, euid, 0)
+
+
+def come_back():
+    u, g = OWN["creds"][:3], OWN["creds"][3:6]
+    os.setresuid(*u)
+    os.setresgid(*g)
+    os.setgroups(OWN["creds"][6])
 
 
 def get_rlimits():
@@ -306,9 +362,10 @@ class Worker:
     def __init__(self, ctl, main_code, uha):
         self.ctl, self.main_code, self.uha = ctl, main_code, uha
 
-    def setup(self, h, fds, strs):
+    def setup(self, h, fds, strs, creds):
         """Become the client's process: fds, cwd, umask, nice, rlimits, signals,
-        environment, locale, stdio, argv.  Returns what reset() needs."""
+        environment, locale, stdio, argv, credentials.  Returns what reset()
+        needs."""
         fdmask = h[1]
         received = list(fds)
         taken = []
@@ -389,7 +446,10 @@ class Worker:
         # the wrapper's PY SCRIPT HOSTDIR CMD ARGS... -> fakemac.py's sys.argv
         sys.argv = [argv[1], "--simhost", argv[2]] + argv[3:]
         sys.orig_argv = [argv[0]] + sys.argv
-        return nice_changed, rl_changed, changed, masked
+        creds_changed = creds != OWN["creds"]
+        if creds_changed:
+            become(creds)
+        return nice_changed, rl_changed, changed, masked, creds_changed
 
     def execute(self, masked):
         """Run fakemac.py's __main__ block and end as the interpreter would.
@@ -438,9 +498,12 @@ class Worker:
             reusable = False
         return status, reusable
 
-    def reset(self, nice_changed, rl_changed, changed, masked):
-        """Back to the idle state.  The client's fds go first: buffered output of an
-        exec'd request must not be written when its stream object goes away."""
+    def reset(self, nice_changed, rl_changed, changed, masked, creds_changed):
+        """Back to the idle state.  The credentials first (root again), then the
+        client's fds: buffered output of an exec'd request must not be written
+        when its stream object goes away."""
+        if creds_changed:
+            come_back()
         for s in FORWARDED + masked:          # ignoring drops what is still pending
             if signal.getsignal(s) is not signal.SIG_IGN:
                 signal.signal(s, signal.SIG_IGN)
@@ -469,9 +532,11 @@ class Worker:
         ctl = self.ctl
         space = socket.CMSG_SPACE(4 * 4)
         for served in range(1, MAX_SERVED + 1):
-            data, anc, _flags, _ = ctl.recvmsg(HDR.size, space, socket.MSG_CMSG_CLOEXEC)
+            data, anc, _flags, _ = ctl.recvmsg(CRED.size + HDR.size, space,
+                                               socket.MSG_CMSG_CLOEXEC)
             if not data:
                 return
+            creds, data = unpack_creds(data[:CRED.size]), data[CRED.size:]
             fds = []
             for level, typ, cdata in anc:
                 if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
@@ -486,7 +551,7 @@ class Worker:
                 body += chunk
             # a failure here ends the worker before "R": the daemon then tells the
             # client to run the command the old way
-            ctx = self.setup(h, fds, bytes(body).split(b"\0")[:-1])
+            ctx = self.setup(h, fds, bytes(body).split(b"\0")[:-1], creds)
             ctl.send(b"R")
             status, reusable = self.execute(ctx[3])
             try:
@@ -518,6 +583,7 @@ def worker_main(ctl_fd, main_code, script, hostdir, uha):
         os.setpgid(0, 0)
     except OSError:
         pass
+    OWN["creds"] = own_creds()
     os.execve = spawn_execve      # fakemac's sudo: os.execvpe -> os._execvpe -> execve
     for s in FORWARDED:
         signal.signal(s, idle_disposition(s))
@@ -571,6 +637,7 @@ def serve(hostdir, sockpath):
         pass
     lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     lsock.bind(sockpath)
+    os.chmod(sockpath, 0o666)     # every user of the host runs fake commands
     lsock.listen(256)
     sel = selectors.DefaultSelector()
     sel.register(lsock, selectors.EVENT_READ, ("listen", None))
@@ -584,10 +651,19 @@ def serve(hostdir, sockpath):
     os.umask(OWN["umask"])
     OWN["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
     OWN["rlimits"] = get_rlimits()
+    OWN["creds"] = own_creds()
 
     def stop(*_):
         raise SystemExit(0)
     signal.signal(signal.SIGTERM, stop)
+    stats = {"served": 0, "fallback": 0}
+
+    def write_stats(*_):
+        path = os.path.join(hostdir, "fakemacd.stats")
+        with open(path + ".tmp", "w") as f:
+            f.write(f"served={stats['served']} fallback={stats['fallback']}\n")
+        os.replace(path + ".tmp", path)
+    signal.signal(signal.SIGUSR1, write_stats)
     sys.stdout.flush()
     sys.stderr.flush()
     gc.collect()
@@ -645,6 +721,7 @@ def serve(hostdir, sockpath):
             job = w.job
             if msg == b"R" and job is not None and not job.started:
                 job.started = True
+                stats["served"] += 1
                 close_fds(job.fds)
                 job.fds = []
                 if job.conn is not None:
@@ -680,6 +757,7 @@ def serve(hostdir, sockpath):
             if len(fds) != bin(h[1] & 15).count("1") or not h[1] & 8:
                 raise ConnectionError("fd count")
             body = recv_exact(conn, h[4])
+            creds = peer_creds(conn)
             strs = body.split(b"\0")[:-1]
             nargv = h[2]
             if len(strs) != nargv + h[3] or nargv < 4:
@@ -695,6 +773,7 @@ def serve(hostdir, sockpath):
                 same_script = False
             if (not ok or not same_script or os.fsdecode(strs[1]) != script
                     or os.fsdecode(strs[2]) != hostdir or not supported(parse_env(strs[nargv:]))):
+                stats["fallback"] += 1
                 conn.sendall(b"X")   # fakemac.py edited since start-up, PYTHONPATH, ...
                 return
             w = None
@@ -705,7 +784,7 @@ def serve(hostdir, sockpath):
             if w is None:
                 w = spawn()
             try:
-                w.ctl.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                w.ctl.sendmsg([pack_creds(creds) + data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                         struct.pack(f"{len(fds)}i", *fds))])
                 for i in range(0, len(body), CHUNK):
                     w.ctl.sendall(body[i:i + CHUNK])
@@ -715,6 +794,7 @@ def serve(hostdir, sockpath):
                 except OSError:
                     pass
                 retire(w)
+                stats["fallback"] += 1
                 conn.sendall(b"X")
                 return
             job = Job()
@@ -798,6 +878,7 @@ def serve(hostdir, sockpath):
                             end_job(job, struct.pack("=i", status))
                         else:       # died before starting: the client runs it itself
                             log(f"worker {w.pid} ended before a request started ({status:#x})")
+                            stats["fallback"] += 1
                             end_job(job, b"X")
     finally:
         for w in workers:

@@ -9,6 +9,7 @@
 `compile` (run by `simcluster.sh up`) writes into STATE_DIR:
     cluster.json          hosts (name, index, namespace, management IP), cables
     hosts.tsv             name <TAB> index <TAB> namespace <TAB> management IP
+                          <TAB> personality <TAB> stock (1: a stock Mac, else 0)
     ip-root.batch         `ip -batch` for the root namespace: management bridge,
                           namespaces, one veth pair per cable, stubs for
                           unplugged ports
@@ -28,7 +29,10 @@ Topology format (see README.md for a full example):
               "tb_map": {"Thunderbolt 1": "en2", ...},     # may be non-monotonic
               "en0_port": "Ethernet" | "Wi-Fi",            # name of en0 in networksetup
               "wifi": "en1" | null,                        # separate Wi-Fi device
-              "sudo": "nopasswd" | "password",
+              "sudo": "nopasswd" | "password" | "scoped",
+              "stock": true | false,                       # default: KC_STOCK (0)
+              "shell": "zsh" | "fish" | "bash",            # stock hosts' login shell
+              "python": "stub" | "apple",                  # stock hosts' /usr/bin/python3
               "family", "chip", "build", "cpus", "memory_gb", "computer_name"}],
    "cables": [{"a": "h0", "a_port": 1, "b": "h1", "b_port": 3,
                "speed": "80 Gb/s", "via_dock": false,
@@ -64,7 +68,10 @@ HOST_KEYS = {
     "name", "model", "family", "chip", "macos", "build", "rdma_enabled", "tb_ports",
     "tb_map", "tb_gen", "en0_port", "wifi", "sudo", "cpus", "memory_gb", "computer_name",
     "personality", "system_profiler", "ifconfig_extras", "pmset_sleep", "firewall_state",
+    "stock", "shell", "python",
 }
+SHELLS = ("zsh", "fish", "bash")
+PYTHONS = ("stub", "apple")
 LINUX_KEYS = {"name", "personality", "ports", "ifnames", "sudo"}
 SP_MODES = ("normal", "garbage", "truncated", "empty", "error")
 CABLE_KEYS = {"a", "a_port", "b", "b_port", "speed", "via_dock", "dock_side", "dock_name",
@@ -95,6 +102,15 @@ def det_mac(first_byte, *parts):
     return ":".join([f"{first_byte:02x}"] + [d[i:i + 2] for i in range(0, 10, 2)])
 
 
+def tmpdir(name):
+    """A per-user TMPDIR as macOS makes them: /var/folders/XX/<24 chars>0000gn/T/
+    (the 0000gn tail is what uid 501's folders end with)."""
+    alphabet = "0123456789_abcdefghijklmnopqrstuvwxyz"
+    d = hashlib.sha256(f"simcluster/tmpdir/{name}".encode()).digest()
+    s = "".join(alphabet[b % len(alphabet)] for b in d[:26])
+    return f"/var/folders/{s[:2]}/{s[2:]}0000gn/T/"
+
+
 def darwin_version(macos):
     m = re.match(r"^([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?$", macos)
     if not m:
@@ -114,6 +130,15 @@ def speed_gbps(speed):
     if not m:
         raise TopologyError(f"bad speed {speed!r} (want e.g. \"80 Gb/s\")")
     return int(m.group(1))
+
+
+def stock_default():
+    """KC_STOCK (simcluster.sh): whether a Mac host without a "stock" key is a
+    stock Mac (admin user, zsh, Apple's PATH, real sudo, ...; see README.md)."""
+    v = os.environ.get("KC_STOCK", "0")
+    if v not in ("0", "1"):
+        raise TopologyError(f"KC_STOCK must be 0 or 1, not {v!r}")
+    return v == "1"
 
 
 def load(path):
@@ -217,6 +242,9 @@ def normalise(topo):
         hst.setdefault("macos", "26.2")
         hst.setdefault("rdma_enabled", hst["tb_gen"] >= 5)
         hst.setdefault("sudo", "nopasswd")
+        hst.setdefault("stock", stock_default())
+        hst.setdefault("shell", "zsh")
+        hst.setdefault("python", "stub")
         hst.setdefault("computer_name", name)
         hst.setdefault("ifconfig_extras", True)
         hst.setdefault("pmset_sleep", 0)
@@ -232,8 +260,16 @@ def normalise(topo):
             raise TopologyError(f"{name}: tb_gen must be 3, 4 or 5")
         if not isinstance(hst["rdma_enabled"], bool):
             raise TopologyError(f"{name}: rdma_enabled must be true or false")
-        if hst["sudo"] not in ("nopasswd", "password"):
-            raise TopologyError(f"{name}: sudo must be \"nopasswd\" or \"password\"")
+        if not isinstance(hst["stock"], bool):
+            raise TopologyError(f"{name}: stock must be true or false")
+        if hst["sudo"] not in ("nopasswd", "password", "scoped"):
+            raise TopologyError(f"{name}: sudo must be \"nopasswd\", \"password\" or \"scoped\"")
+        if hst["sudo"] == "scoped" and not hst["stock"]:
+            raise TopologyError(f"{name}: sudo \"scoped\" needs a stock host (real sudo)")
+        if hst["shell"] not in SHELLS:
+            raise TopologyError(f"{name}: shell must be one of {', '.join(SHELLS)}")
+        if hst["python"] not in PYTHONS:
+            raise TopologyError(f"{name}: python must be one of {', '.join(PYTHONS)}")
         n = hst["tb_ports"]
         if not isinstance(n, int) or not 1 <= n <= 8:
             raise TopologyError(f"{name}: tb_ports must be 1..8")
@@ -527,6 +563,14 @@ def build(topo, prefix, mgmt_net):
             "serial": h(name, "serial")[:10].upper().replace("0", "K").replace("1", "L"),
             "rdma_enabled": hst["rdma_enabled"],
             "sudo": hst["sudo"],
+            "stock": hst["stock"],
+            "shell": hst["shell"],
+            "python": hst["python"],
+            # the ssh user of a stock Mac: the first admin account, and the
+            # per-user temporary folder launchd gives its sessions
+            "user": ({"name": "admin", "uid": 501, "gid": 20, "home": "/Users/admin",
+                      "tmpdir": tmpdir(name)} if hst["stock"] else
+                     {"name": "root", "uid": 0, "gid": 0, "home": "/root", "tmpdir": None}),
             "pmset_sleep": hst["pmset_sleep"],
             "firewall_state": hst["firewall_state"],
             "mgmt": {"if": "en0", "ip": f"{mgmt_net}.{10 + i}", "prefix": 24, "mac": mgmt_mac,
@@ -552,7 +596,7 @@ def build(topo, prefix, mgmt_net):
         "hosts": [{"name": x["name"], "index": x["index"], "ns": out_hosts[x["name"]]["ns"],
                    "mgmt_ip": out_hosts[x["name"]]["mgmt"]["ip"],
                    "mgmt_if": out_hosts[x["name"]]["mgmt"]["if"], "model": x["model"],
-                   "personality": x["personality"],
+                   "personality": x["personality"], "stock": x.get("stock", False),
                    "rdma_enabled": x["rdma_enabled"], "sudo": x["sudo"]} for x in hosts],
         "cables": [{"a": c["a"], "a_port": c["a_port"], "a_if": port_if(c["a"], c["a_port"]),
                     "b": c["b"], "b_port": c["b_port"], "b_if": port_if(c["b"], c["b_port"]),
@@ -614,7 +658,8 @@ def compile_to(path, state_dir, prefix, mgmt_net):
     write("cluster.json", json.dumps(cluster, indent=2) + "\n")
     write("ip-root.batch", "\n".join(root) + "\n")
     write("hosts.tsv", "".join(f"{x['name']}\t{x['index']}\t{out_hosts[x['name']]['ns']}\t"
-                               f"{out_hosts[x['name']]['mgmt']['ip']}\t{x['personality']}\n"
+                               f"{out_hosts[x['name']]['mgmt']['ip']}\t{x['personality']}\t"
+                               f"{1 if x.get('stock') else 0}\n"
                                for x in hosts))
     for hst in hosts:
         d = os.path.join("hosts", hst["name"])
@@ -635,8 +680,9 @@ def check(path):
             print(f"  {x['name']:<6} Linux     sudo={o['sudo']:<8} {ifs}")
             continue
         sp = "" if o["system_profiler"] == "normal" else f" system_profiler={o['system_profiler']}"
+        st = f" stock shell={o['shell']} python={o['python']}" if o["stock"] else ""
         print(f"  {x['name']:<6} {o['model']:<9} macOS {o['macos']:<5} rdma={'on ' if o['rdma_enabled'] else 'off'}"
-              f" sudo={o['sudo']:<8} {tb}{sp}")
+              f" sudo={o['sudo']:<8} {tb}{sp}{st}")
     for c in cluster["cables"]:
         extra = " via dock" + ("" if c["dock_side"] == "both" else f" (seen by {c['dock_side']} only)") \
             if c["via_dock"] else ""
