@@ -367,8 +367,8 @@ sim_reboot mac3
 is "$(sim_exec mac3 /usr/sbin/ipconfig getifaddr en2; echo "rc=$?")" "rc=1" "sim_reboot mac3: what ifconfig did is gone"
 
 # --- down leaves the machine as it was ------------------------------------------
-sim_ssh mac1 'sleep 600 &' </dev/null
-sim_exec mac2 sh -c 'sleep 600 &'
+sim_ssh mac1 'sleep 600 </dev/null >/dev/null 2>&1 &' </dev/null
+sim_exec mac2 sh -c 'sleep 600 </dev/null >/dev/null 2>&1 &'
 dir=$SIM_DIR
 sim_down
 machine >"$t/after"
