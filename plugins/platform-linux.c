@@ -233,6 +233,45 @@ linux_route_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *arg
 	return 0;
 }
 
+/*
+ * The file of ours for iface under the manager mgr (enum jc_netmgr):
+ * systemd-networkd /etc/systemd/network/10-jaccl-config-IF.network,
+ * ifupdown /etc/network/interfaces.d/jaccl-config-IF; NULL for another
+ * manager or an iface failing jc_iface_name_ok. New string.
+ */
+static char *
+linux_file_path(int mgr, const char *iface)
+{
+	if (iface == NULL || !jc_iface_name_ok(iface))
+		return NULL;
+	if (mgr == JC_NETMGR_NETWORKD)
+		return xasprintf("/etc/systemd/network/10-jaccl-config-%s.network", iface);
+	if (mgr == JC_NETMGR_IFUPDOWN)
+		return xasprintf("/etc/network/interfaces.d/jaccl-config-%s", iface);
+	return NULL;
+}
+
+/*
+ * systemd-networkd: the address, IPv6 link-local kept (the cable
+ * discovery's neighbours), no IPv4 link-local. ifupdown: the address,
+ * brought up at boot. Only the interface and the address vary.
+ */
+static char *
+linux_file_text(int mgr, const char *iface, const char *addr)
+{
+	if (iface == NULL || !jc_iface_name_ok(iface) || addr == NULL ||
+	    !jc_ipv4_prefix_ok(addr, true))
+		return NULL;
+	if (mgr == JC_NETMGR_NETWORKD)
+		return xasprintf("# written by jaccl-config --persist\n"
+		    "[Match]\nName=%s\n\n[Network]\nAddress=%s\nLinkLocalAddressing=ipv6\n",
+		    iface, addr);
+	if (mgr == JC_NETMGR_IFUPDOWN)
+		return xasprintf("# written by jaccl-config --persist\n"
+		    "auto %s\niface %s inet static\n    address %s\n", iface, iface, addr);
+	return NULL;
+}
+
 static int
 linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
@@ -268,7 +307,7 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 		return 0;
 	case JC_ACT_FILE_WRITE:
 	case JC_ACT_FILE_REMOVE: {
-		char *path = platform_linux_file_path(jc_netmgr_by_name(a->manager), a->iface);
+		char *path = linux_file_path(jc_netmgr_by_name(a->manager), a->iface);
 
 		if (path == NULL || (act == JC_ACT_FILE_WRITE && a->content == NULL)) {
 			free(path);
@@ -296,38 +335,6 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	return -ENOTSUP;
 }
 
-char *
-platform_linux_file_path(int mgr, const char *iface)
-{
-	if (iface == NULL || !jc_iface_name_ok(iface))
-		return NULL;
-	if (mgr == JC_NETMGR_NETWORKD)
-		return xasprintf("/etc/systemd/network/10-jaccl-config-%s.network", iface);
-	if (mgr == JC_NETMGR_IFUPDOWN)
-		return xasprintf("/etc/network/interfaces.d/jaccl-config-%s", iface);
-	return NULL;
-}
-
-/*
- * systemd-networkd: the address, IPv6 link-local kept (the cable
- * discovery's neighbours), no IPv4 link-local. ifupdown: the address,
- * brought up at boot. Only the interface and the address vary.
- */
-char *
-platform_linux_file_text(int mgr, const char *iface, const char *addr)
-{
-	if (iface == NULL || !jc_iface_name_ok(iface) || addr == NULL ||
-	    !jc_ipv4_prefix_ok(addr, true))
-		return NULL;
-	if (mgr == JC_NETMGR_NETWORKD)
-		return xasprintf("# written by jaccl-config --persist\n"
-		    "[Match]\nName=%s\n\n[Network]\nAddress=%s\nLinkLocalAddressing=ipv6\n",
-		    iface, addr);
-	if (mgr == JC_NETMGR_IFUPDOWN)
-		return xasprintf("# written by jaccl-config --persist\n"
-		    "auto %s\niface %s inet static\n    address %s\n", iface, iface, addr);
-	return NULL;
-}
 
 /* Per cable: the address (replaced), the link up, the host route (replaced). */
 static void
@@ -367,7 +374,7 @@ linux_persist_nm(struct plan_host *ph, const struct plan_addr *ad)
  * The manager that configures h at boot (its probe's netmgr.txt) gets the
  * addresses: NetworkManager a connection per cable interface (above);
  * systemd-networkd and ifupdown a file of ours per cable interface
- * (platform_linux_file_path), then networkd reads its files again (that
+ * (linux_file_path), then networkd reads its files again (that
  * may fail: the address is already set, the file is for the boot). A host
  * with none of them, or whose manager was not captured, is an error.
  */
@@ -398,7 +405,7 @@ linux_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
 			continue;
 		}
 		snprintf(net, sizeof(net), "%s/30", ad->ip);
-		text = platform_linux_file_text(h->netmgr, ad->iface, net);
+		text = linux_file_text(h->netmgr, ad->iface, net);
 		plan_act(ph, &ph->cmds, false, JC_ACT_FILE_WRITE, &(struct jc_act_arg){
 		    .iface = ad->iface, .manager = mgr, .content = text });
 		free(text);
@@ -407,13 +414,34 @@ linux_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
 	return 0;
 }
 
+/* The path or the content of our file for one of ph's cable interfaces. */
+static bool
+linux_persist_word(const struct plan_host *ph, const char *w)
+{
+	bool ok = false;
+
+	if (!ph->persist)
+		return false;
+	for (size_t a = 0; a < ph->naddrs && !ok; a++) {
+		char net[24], *path = linux_file_path(ph->netmgr, ph->addrs[a].iface);
+		char *text;
+
+		snprintf(net, sizeof(net), "%s/30", ph->addrs[a].ip);
+		text = linux_file_text(ph->netmgr, ph->addrs[a].iface, net);
+		ok = (path != NULL && strcmp(w, path) == 0) || (text != NULL && strcmp(w, text) == 0);
+		free(path);
+		free(text);
+	}
+	return ok;
+}
+
 static void
 linux_queries(int kind, const char *iface, const char *peer, char **q1, char **q2)
 {
 	*q2 = NULL;
 	if (kind == PLAN_FACT_FILE) {
 		/* peer: the manager; the file's content, then whether it exists */
-		char *path = platform_linux_file_path(jc_netmgr_by_name(peer), iface);
+		char *path = linux_file_path(jc_netmgr_by_name(peer), iface);
 
 		*q1 = xasprintf("cat %s", path ? path : "/nonexistent");
 		*q2 = xasprintf("test -e %s", path ? path : "/nonexistent");
@@ -467,6 +495,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.parse = linux_parse,
 	.setup = linux_setup,
 	.persist = linux_persist,
+	.persist_word = linux_persist_word,
 	.command = linux_command,
 	.queries = linux_queries,
 	.fact_parse = linux_fact_parse,

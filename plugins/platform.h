@@ -94,17 +94,6 @@ enum jc_act {
  */
 #define JC_WRITE_SCRIPT "printf %s \"$1\" > \"$2\""
 
-/*
- * The file of ours for iface under the manager mgr (enum jc_netmgr):
- * systemd-networkd /etc/systemd/network/10-jaccl-config-IF.network,
- * ifupdown /etc/network/interfaces.d/jaccl-config-IF; NULL for another
- * manager or an iface failing jc_iface_name_ok. New string.
- */
-char *platform_linux_file_path(int mgr, const char *iface);
-
-/* Its content, with address "A/L" on iface; NULL as above. New string. */
-char *platform_linux_file_text(int mgr, const char *iface, const char *addr);
-
 /* Prefix of the network services a persistent setup creates (ours). */
 #define JC_SVC_PREFIX "jaccl-config "
 
@@ -187,6 +176,13 @@ struct jc_platform_ops {
 	 * created go, the ones it changed come back.
 	 */
 	int (*persist)(struct plan_host *ph, const struct jc_host *h, struct jc_err *err);
+	/*
+	 * Whether w is a word of the persistent configuration that persist()
+	 * wrote into ph->cmds as files: the path of our file for one of ph's
+	 * cable interfaces, or exactly the content planned for it. NULL for a
+	 * system whose persistent configuration has no files (macOS).
+	 */
+	bool (*persist_word)(const struct plan_host *ph, const char *w);
 	/*
 	 * The command (argv words, "sudo" first, pushed to argv) for act.
 	 * Returns 0, or -ENOTSUP when the system has no such change.

@@ -18,8 +18,8 @@
 
 /*
  * Exit statuses of the command, one per class of failure, so that a script
- * can tell them apart. jc_exits[] (cli.c) gives each its --json code and
- * its line in --help; the man page's EXIT STATUS lists the same.
+ * can tell them apart. jc_exits[] (src/cli/exitcode.c) gives each its
+ * --json code and its line in --help; the man page's EXIT STATUS lists the same.
  */
 enum {
 	JC_EXIT_OK = 0,

@@ -316,7 +316,7 @@ keyword(const char *w)
 		"connection", "type", "ethernet", "ifname", "con-name", "ipv4.method", "manual",
 		"ipv4.addresses", "ipv6.method", "ignore", "-t", "-f", "NAME,DEVICE", NULL,
 	};
-	/* Linux file managers (the paths and contents: persist_file_word) */
+	/* Linux file managers (the paths and contents: the platform's persist_word) */
 	static const char *const file_kw[] = {
 		"sh", "-c", JC_WRITE_SCRIPT, "rm", "cat", "test", "-e", "networkctl", "reload",
 		NULL,
@@ -359,30 +359,6 @@ persist_name_ok(const struct plan_host *ph, const struct jc_host *h, const char 
 	return false;
 }
 
-/*
- * A word of the persistent configuration in files: the path of our file
- * for a cable interface of ph, or exactly the content planned for it.
- */
-static bool
-persist_file_word(const struct plan_host *ph, const char *w)
-{
-	bool ok = false;
-
-	if (!ph->persist)
-		return false;
-	for (size_t a = 0; a < ph->naddrs && !ok; a++) {
-		char net[24], *path = platform_linux_file_path(ph->netmgr, ph->addrs[a].iface);
-		char *text;
-
-		snprintf(net, sizeof(net), "%s/30", ph->addrs[a].ip);
-		text = platform_linux_file_text(ph->netmgr, ph->addrs[a].iface, net);
-		ok = (path != NULL && strcmp(w, path) == 0) || (text != NULL && strcmp(w, text) == 0);
-		free(path);
-		free(text);
-	}
-	return ok;
-}
-
 static int
 check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struct jc_host *h,
     struct jc_err *err)
@@ -395,7 +371,7 @@ check_list(const struct plan_cmdlist *l, const struct plan_host *ph, const struc
 				continue;
 			if ((strcmp(w, BRIDGE) == 0 && (ph->plat->caps & JC_PLAT_BRIDGE)) ||
 			    plan_is_cable_iface(ph, w) || persist_name_ok(ph, h, w) ||
-			    persist_file_word(ph, w))
+			    (ph->plat->persist_word != NULL && ph->plat->persist_word(ph, w)))
 				continue;
 			return jc_fail(err, -EINVAL,
 			    "%s: planned command names '%s', which is not a cable interface",

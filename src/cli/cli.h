@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "exitcode.h"
 #include "output.h"
 #include "util.h"
 
@@ -149,18 +150,6 @@ extern const struct jc_optdef jc_optdefs[];
 extern const size_t jc_noptdefs;
 extern const struct jc_cmd jc_cmds[];
 extern const size_t jc_ncmds;
-
-/* One exit status: its number, its stable --json code, what it means. */
-struct jc_exit {
-	int status;
-	const char *code;
-	const char *help;
-};
-extern const struct jc_exit jc_exits[];
-extern const size_t jc_nexits;
-
-/* The --json code of an exit status ("failed" for one not in the table). */
-const char *cli_exit_code(int status);
 
 const struct jc_cmd *cli_find_cmd(const char *name);
 const struct jc_optdef *cli_optdef(enum jc_optid id);

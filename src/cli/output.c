@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "exitcode.h"
 #include "output.h"
 
 int jc_verbosity;
