@@ -314,6 +314,14 @@ cli_usage(FILE *fp, const struct jc_cmd *cmd)
 		    *cmd->args ? " " : "", cmd->args);
 }
 
+/* The options of configure that mlx.distributed_config also has, in its order. */
+static const enum jc_optid overview_opts[] = {
+	OPT_VERBOSE, OPT_HOSTS, OPT_IGNORE_UNREACHABLE, OPT_HOSTFILE, OPT_OVER,
+	OPT_OUTPUT_HOSTFILE, OPT_AUTO_SETUP, OPT_DOT, OPT_BACKEND, OPT_ENV, OPT__END,
+};
+
+bool cli_command_implicit;
+
 void
 cli_help(FILE *fp, const struct jc_cmd *only)
 {
@@ -325,16 +333,14 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 		for (size_t i = 0; i < jc_ncmds; i++)
 			if (!(jc_cmds[i].flags & JC_CMD_HIDDEN))
 				fprintf(fp, "  %-12s %s\n", jc_cmds[i].name, jc_cmds[i].summary);
+		fputs("\nOptions of configure that mlx.distributed_config has too:\n", fp);
+		for (const enum jc_optid *id = overview_opts; *id != OPT__END; id++)
+			print_opt(fp, optdef(*id));
 	} else {
 		fprintf(fp, "\n%s\n", only->summary);
-	}
-	for (size_t i = 0; i < jc_ncmds; i++) {
-		const struct jc_cmd *c = &jc_cmds[i];
-
-		if ((only != NULL && c != only) || (only == NULL && (c->flags & JC_CMD_HIDDEN)))
-			continue;
-		fprintf(fp, "\nOptions of %s%s%s:\n", c->name, *c->args ? " " : "", c->args);
-		for (const enum jc_optid *id = c->opts; *id != OPT__END; id++)
+		fprintf(fp, "\nOptions of %s%s%s:\n", only->name, *only->args ? " " : "",
+		    only->args);
+		for (const enum jc_optid *id = only->opts; *id != OPT__END; id++)
 			print_opt(fp, optdef(*id));
 	}
 	fputs("\nCommon options:\n", fp);
@@ -346,6 +352,8 @@ cli_help(FILE *fp, const struct jc_cmd *only)
 	for (size_t i = 0; i < jc_nexits; i++)
 		fprintf(fp, "  %d  %-19s %s\n", jc_exits[i].status, jc_exits[i].code,
 		    jc_exits[i].help);
+	fprintf(fp, "\nA command's options: '%s COMMAND --help'; everything: man %s.\n",
+	    JC_PROG, JC_PROG);
 }
 
 int
@@ -497,7 +505,7 @@ static int
 do_help(const struct jc_cmd *cmd, const struct jc_optdef *d, const char *arg, void *dest)
 {
 	(void)d, (void)arg, (void)dest;
-	cli_help(stdout, strcmp(cmd->name, "configure") == 0 ? NULL : cmd);
+	cli_help(stdout, cli_command_implicit ? NULL : cmd);
 	return -1;
 }
 

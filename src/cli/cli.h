@@ -179,7 +179,15 @@ enum cli_argkind cli_opt_arg(const struct jc_optdef *d, struct jc_strv *values,
 int cli_parse(const struct jc_cmd *cmd, int argc, char **argv, struct jc_opts *o);
 void cli_opts_free(struct jc_opts *o);
 
+/*
+ * --help: of the command only, or with only NULL the overview (the
+ * commands, the options of configure that mlx.distributed_config has too,
+ * the exit statuses), which `jaccl-config --help` prints.
+ */
 void cli_help(FILE *fp, const struct jc_cmd *only);
+
+/* Set by main when no command was named (configure, the default, runs). */
+extern bool cli_command_implicit;
 void cli_usage(FILE *fp, const struct jc_cmd *cmd);
 
 /* usage line, then "jaccl-config: error: ..."; returns JC_EXIT_USAGE */

@@ -33,6 +33,7 @@ main(int argc, char **argv)
 		argv++;
 	} else {
 		cmd = cli_find_cmd("configure");
+		cli_command_implicit = true;
 		if (argc > 1 && argv[1][0] != '-')
 			return cli_usage_error(NULL, "unknown command '%s' (see '%s --help')",
 			    argv[1], JC_PROG);

@@ -16,8 +16,13 @@ else
 	skip "neither mandoc nor groff is installed"
 fi
 
-"$JACCL_CONFIG" --help >"$t/help"
-ok $? "--help exits 0"
+help_all "$t/help"
+ok $? "--help and each command's --help exit 0"
+"$JACCL_CONFIG" --help >"$t/top"
+[ "$(wc -l <"$t/top")" -le 60 ]
+ok $? "the top-level --help is an overview ($(wc -l <"$t/top") lines, 60 at most)"
+grep -q "^A command's options: 'jaccl-config COMMAND --help'" "$t/top"
+ok $? "... and says where the rest is"
 
 sed -n '/^Commands:/,/^$/p' "$t/help" | awk 'NR > 1 && NF { print $1 }' | sort -u >"$t/help.cmds"
 grep '^\.It Cm ' "$page" | awk '{ print $3 }' | sort -u >"$t/man.cmds"

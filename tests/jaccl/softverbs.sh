@@ -13,7 +13,7 @@ RT_PREFIX="jv$$"
 . "$top_srcdir/tests/rt/netns.sh"
 . "$top_srcdir/tests/jaccl/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root for network namespaces"
+need_root "needs root for network namespaces"
 command -v ip >/dev/null || skip_all "iproute2 missing"
 jaccl_need small
 jaccl_need large

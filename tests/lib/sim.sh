@@ -44,7 +44,7 @@ _sim_live=
 # /usr/sbin/sshd, ssh and ssh-keygen, python3, unshare and nsenter, bash,
 # and the kernel lets us create a network namespace.
 sim_require() {
-	[ "$(id -u)" -eq 0 ] || skip_all "simulated cluster needs root (network namespaces)"
+	need_root "simulated cluster needs root (network namespaces)"
 	command -v ip >/dev/null 2>&1 || skip_all "ip (iproute2) missing"
 	ip netns list >/dev/null 2>&1 || skip_all "'ip netns' does not work here"
 	[ -x /usr/sbin/sshd ] || skip_all "/usr/sbin/sshd missing (openssh-server)"

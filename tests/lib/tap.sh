@@ -21,6 +21,21 @@ ok() { # ok CONDITION-STATUS DESCRIPTION; returns 0 when it passed, else 1
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# need_root WHY: skip the whole test unless it runs as root, and inside a
+# package build (JC_IN_PACKAGE_BUILD, which debian/rules sets) whoever runs
+# it: there no test starts namespaces, sshd or servers on the build machine.
+need_root() {
+	[ -z "${JC_IN_PACKAGE_BUILD:-}" ] || skip_all "a package build: $*"
+	[ "$(id -u)" -eq 0 ] || skip_all "$*"
+}
+# help_all FILE: the overview of --help, then each command's --help (the
+# overview lists a few options; each command's own --help has all of its)
+help_all() {
+	"$JACCL_CONFIG" --help >"$1" || return 1
+	for _h_c in $(sed -n '/^Commands:/,/^$/p' "$1" | awk 'NR > 1 && NF { print $1 }'); do
+		"$JACCL_CONFIG" "$_h_c" --help >>"$1" 2>&1 || return 1
+	done
+}
 is() { # is GOT WANT DESCRIPTION; returns ok's status
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  $1" "want: $2"; return 1; fi
 }

@@ -30,7 +30,7 @@ bash -n "$script"
 ok $? "the script is valid bash"
 
 # the commands: first column of --help's Commands section
-"$JACCL_CONFIG" --help >"$t/help" || exit 1
+help_all "$t/help" || exit 1
 sed -n '/^Commands:/,/^$/p' "$t/help" | awk 'NR > 1 && NF { print $1 }' | sort >"$t/want"
 comp 1 jaccl-config "" >"$t/got"
 [ -s "$t/want" ] && cmp -s "$t/want" "$t/got"

@@ -9,7 +9,7 @@ zsh_f=${top_builddir:-.}/completions/zsh/_jaccl-config
 fish_f=${top_builddir:-.}/completions/fish/jaccl-config.fish
 [ -f "$zsh_f" ] && [ -f "$fish_f" ] || skip_all "the completions were not generated (make all)"
 
-"$JACCL_CONFIG" --help >"$t/help" || exit 1
+help_all "$t/help" || exit 1
 sed -n '/^Commands:/,/^$/p' "$t/help" | awk 'NR > 1 && NF { print $1 }' | sort >"$t/cmds"
 awk '$1 ~ /^-[a-zA-Z],$/ { print $2 } $1 ~ /^--[a-z]/ { print $1 }' "$t/help" | sort -u >"$t/opts"
 [ -s "$t/cmds" ] && [ -s "$t/opts" ]

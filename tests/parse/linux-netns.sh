@@ -7,7 +7,7 @@
 # the probe would run it; the bundle is replayed and the cables found by
 # matching "mac:" peer ids must be exactly the three veth pairs.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces)"
+need_root "needs root (network namespaces)"
 for c in ip ping python3; do
 	command -v $c >/dev/null 2>&1 || skip_all "$c not found"
 done

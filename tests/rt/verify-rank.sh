@@ -17,7 +17,7 @@
 RT_PREFIX="rt$$v"
 . "$top_srcdir/tests/rt/netns.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root for network namespaces"
+need_root "needs root for network namespaces"
 command -v ip >/dev/null || skip_all "iproute2 missing"
 ip netns add "$RT_PREFIX-probe" 2>/dev/null || skip_all "cannot create network namespaces"
 ip netns del "$RT_PREFIX-probe"

@@ -16,7 +16,7 @@
 RT_PREFIX="rt$$t"
 . "$top_srcdir/tests/rt/netns.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root for network namespaces"
+need_root "needs root for network namespaces"
 command -v tc >/dev/null || skip_all "tc (iproute2) missing"
 command -v iperf3 >/dev/null || skip_all "iperf3 missing"
 ip netns add "$RT_PREFIX-probe" 2>/dev/null || skip_all "cannot create network namespaces"

@@ -7,7 +7,7 @@
 # Uses a private network namespace with a veth pair; needs root.
 . "$top_srcdir/tests/lib/tap.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root for a network namespace"
+need_root "needs root for a network namespace"
 command -v ip >/dev/null 2>&1 || skip_all "needs iproute2 (ip)"
 info="$top_builddir/tests/softverbs/svinfo"
 unset SOFTVERBS_IFACES SOFTVERBS_MGMT_IFACE SOFTVERBS_PD_NEEDS_LINK

@@ -7,7 +7,7 @@
 # once it is back up, traffic flows again. Needs root.
 . "$top_srcdir/tests/lib/tap.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root for network namespaces"
+need_root "needs root for network namespaces"
 command -v ip >/dev/null 2>&1 || skip_all "needs iproute2 (ip)"
 pp="$top_builddir/tests/softverbs/pingpong"
 unset SOFTVERBS_IFACES SOFTVERBS_MGMT_IFACE JACCL_IBVERBS_LIB
