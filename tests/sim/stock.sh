@@ -35,9 +35,7 @@ machine() {
 		    grep -v -E -e '^j[0-9a-f]+t[0-9]+-' -e '-br:$' -e '-m[0-9]+@' | sort
 	}
 }
-procs() { ps -eo pid= | sort -n; }
 machine >"$t/before"
-procs >"$t/procs-before"
 
 sim_up stock-macs
 ok $? "stock-macs up (three stock Macs, one as before)"
@@ -370,14 +368,27 @@ is "$(sim_exec mac3 /usr/sbin/ipconfig getifaddr en2; echo "rc=$?")" "rc=1" "sim
 sim_ssh mac1 'sleep 600 </dev/null >/dev/null 2>&1 &' </dev/null
 sim_exec mac2 sh -c 'sleep 600 </dev/null >/dev/null 2>&1 &'
 dir=$SIM_DIR
+# the cluster's processes: every one in its hosts' namespaces (the shells
+# and sleeps of the sessions, sim_exec's, each host's anchor and daemons)
+# and every one naming its state folder (ssh clients, the hosts' sshd);
+# other tests' clusters may run at the same time, so only these count
+for h in $(sim_hosts | tr ',' ' '); do ip netns pids "$(sim_ns "$h")" 2>/dev/null; done >"$t/cl"
+for p in $(ps -eo pid=); do
+	{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q -e "$dir" && echo "$p"
+done >>"$t/cl"
+sort -un "$t/cl" -o "$t/cl"
+grep -q . "$t/cl"
+ok $? "before down: the cluster's processes found ($(wc -l <"$t/cl"))"
 sim_down
 machine >"$t/after"
 cmp -s "$t/before" "$t/after"
 ok $? "down: mounts, users, /etc, /opt, /run, /usr/local and links as before"
 cmp -s "$t/before" "$t/after" || diag "$(diff "$t/before" "$t/after" | head -20)"
-procs >"$t/procs-after"
-left=$(comm -13 "$t/procs-before" "$t/procs-after" | while read -r p; do
-	{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -e 'sleep 600' -e 'sleep 2147483647' -e "$dir"
+left=$(while read -r p; do
+	[ -d "/proc/$p" ] && { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null
+done <"$t/cl"
+for p in $(ps -eo pid=); do
+	{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -e "$dir"
 done)
 is "$left" "" "down: no process of the cluster left (sessions, sim_exec's, the hosts' own)"
 [ ! -e "$dir" ]
