@@ -13,6 +13,8 @@
 # - a jaccl-config of another version on mac2 (a script that only prints
 #   it) stops verify and launch -- jaccl-config, naming the host, the path
 #   and both versions, and is asked nothing but --version;
+# - doctor's install check says where each host's is, and names the other
+#   version and a host without one, with the fix;
 # - --remote-bin names the program when it is elsewhere.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -133,6 +135,24 @@ r=$?
 grep -q "mac2.*/opt/homebrew/bin/jaccl-config is jaccl-config 0.0.1, not $version" "$t/l2.err"
 ok $? "launch -- jaccl-config names mac2, the path and both versions (exit $r)" || diag "$(cat "$t/l2.err")"
 is "$(grep -c 'jaccl-config 0.0.1$' "$t/l2.out")" 0 "... and runs nothing of it"
+
+# doctor's install check: where each host's is and which version (mac2's the other one)
+doctor_install() {
+	jc doctor --hosts mac1,mac2 --json </dev/null >"$t/d.json" 2>"$t/d.err"
+	python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))["checks"]:
+    if c["name"] == "install":
+        for f in c["findings"]:
+            print(f["host"], f["status"], f["message"], "| fix:", f["remedy"])' "$t/d.json"
+}
+is "$(doctor_install)" "mac1 ok /opt/homebrew/bin/jaccl-config ($version) | fix: None
+mac2 warning /opt/homebrew/bin/jaccl-config is jaccl-config 0.0.1, not $version as here: verify refuses to start it | fix: brew upgrade jaccl-config (the same version on every host), or pass --remote-bin PATH naming one of this version" \
+    "doctor install: mac1's found in /opt/homebrew/bin, mac2's other version named with the fix"
+mv "$brew1/jaccl-config" "$brew1/jaccl-config.away"
+is "$(doctor_install | sed -n 1p)" "mac1 warning no jaccl-config on the PATH of SSH commands, in /opt/homebrew/bin or in /usr/local/bin: verify cannot start its ranks here | fix: brew install jaccl-config on the host, or pass --remote-bin PATH to verify and launch" \
+    "doctor install: none on mac1, named with the fix"
+mv "$brew1/jaccl-config.away" "$brew1/jaccl-config"
 
 # --remote-bin: the real one at a path of its own on mac2
 : >"$SIM_DIR/hosts/mac2/homebrew/calls.log"
