@@ -99,13 +99,14 @@ void tr_result_clear(struct tr_result *r);
  * shell (`zsh -c LINE` on a Mac, fish, bash, csh ...), and each parses it
  * its own way (zsh aborts on a glob that matches nothing, fish reads \\ and
  * \' inside single quotes). The line is
- *   exec /bin/sh -c 'eval "$(printf "FORMAT")"'
+ *   exec /bin/sh -c 'exec /bin/sh -c "$(printf "FORMAT")"'
  * where FORMAT is script with '%' doubled, a newline as \n and every byte
  * that any of those shells could read differently (quotes, backslash, '$',
  * '`', '!', control and non-ASCII bytes) as a three-digit octal escape: one
  * single-quoted word without a quote or a backslash that a shell would
  * read, so each passes it unchanged to /bin/sh, whose printf rebuilds the
- * script byte for byte and eval runs it (standard input untouched). New
+ * script byte for byte and hands it to a /bin/sh -c of its own (standard
+ * input untouched; the script's last command is exec'd as before). New
  * string. Every command the SSH transport runs goes through it.
  */
 char *tr_sh_command(const char *script);
