@@ -170,8 +170,9 @@ cmd_verify(struct jc_opts *o)
 		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	if (o->remote_bin != NULL && !launch_bin_ok(o->remote_bin, &err))
-		return cli_usage_error(o->cmd, "argument --remote-bin: %s", err.msg);
+	if (cli_remote_bin(o) != NULL && !launch_bin_ok(cli_remote_bin(o), &err))
+		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
+		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
 	hostfile_load(o->hostfile, &hf, &d);
 	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
 	jc_hostfile_free(hf);

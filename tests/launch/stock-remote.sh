@@ -4,8 +4,8 @@
 # admin logins with zsh (mac1) and fish (mac2) as login shell, Apple's
 # PATH, jaccl-config only in each host's /opt/homebrew/bin (the client's
 # build tree is out of the hosts' sight). One cluster for every assertion:
-# - probe and --auto-setup work through fish as well as zsh (the cables'
-#   addresses checked in the hosts' namespaces), restore undoes them;
+# - probe, watch and --auto-setup work through fish as well as zsh (the
+#   cables' addresses checked in the hosts' namespaces), restore undoes them;
 # - verify finds /opt/homebrew/bin/jaccl-config on each host and passes
 #   (a wrapper put there logs what it was asked to run);
 # - launch's cleanup by tag, under zsh, with nothing to clean (the rank's
@@ -52,6 +52,20 @@ for cb in c["cables"]:
         assert port and port[0]["link"] is not None and port[0]["peer_id"], (cb, port)
 PY
 ok $? "probe: each cable of the topology, at both ends (fish's mac2 too)"
+
+# watch: its remote loop (a probe script nested in another) through zsh and fish
+jc watch --hosts mac1,mac2 --count 1 --json </dev/null >"$t/w.json" 2>"$t/w.err"
+is "$?" 0 "watch --count 1 on the zsh and the fish host: exit 0" || diag "$(tail -3 "$t/w.err")"
+python3 - "$SIM_DIR/cluster.json" "$t/w.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+ev = json.loads(open(sys.argv[2]).readline())
+assert ev["event"] == "snapshot" and len(ev["cables"]) == len(c["cables"]) == 1, ev
+ends = sorted((e["host"], e["iface"]) for e in ev["cables"][0]["ends"])
+cb = c["cables"][0]
+assert ends == sorted([(cb["a"], cb["a_if"]), (cb["b"], cb["b_if"])]), ends
+PY
+ok $? "watch: its first snapshot holds the topology's cable, both ends"
 
 # --auto-setup: one script per host through sudo, mac2's through fish
 jc configure --hosts mac1,mac2 --state-dir "$t/st" --auto-setup --output-hostfile "$t/hf.json" \
