@@ -157,9 +157,16 @@ cmd_launch(struct jc_opts *o)
 			rc = res != NULL && res->state == LAUNCH_EXITED && res->status > 0 &&
 			    res->status < 256 ? res->status : JC_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < launch_nranks(l); i++)
-		if (launch_result(l, i)->killed_left)
+	for (size_t i = 0; i < launch_nranks(l); i++) {
+		const struct launch_result *res = launch_result(l, i);
+
+		if (res->killed_left)
 			jc_info(launch_host(l, i), "rank %zu was still running and was killed", i);
+		if (!res->cleaned && res->state != LAUNCH_PENDING &&
+		    res->state != LAUNCH_UNREACHABLE)
+			jc_warn(launch_host(l, i), "rank %zu could not be cleaned up: a process or "
+			    "a folder of it may be left on the host", i);
+	}
 	launch_free(l);
 	jc_hostfile_free(hf);
 	strv_free(&bins);

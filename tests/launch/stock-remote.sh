@@ -112,6 +112,10 @@ tmp1=$(sim_ssh mac1 'printf %s "$TMPDIR"' </dev/null)
 sim_exec mac1 chmod 500 "$tmp1"
 jc verify --hostfile "$t/hf.json" --fabric tcp --json </dev/null >"$t/c.json" 2>"$t/c.err"
 is "$?" 7 "verify with mac1's TMPDIR read-only: the run fails (exit 7)"
+jc launch --hostfile "$t/hf.json" -- true </dev/null >"$t/lc.out" 2>"$t/lc.err"
+is "$?" 126 "launch with mac1's TMPDIR read-only: exit 126 (its mktemp failed)"
+grep -q 'could not be cleaned up' "$t/lc.err"
+ok $((!$?)) "launch: every rank cleaned up, none reported otherwise" || diag "$(cat "$t/lc.err")"
 sim_exec mac1 chmod 700 "$tmp1"
 python3 - "$t/c.json" <<'PY'
 import json, sys
