@@ -30,21 +30,21 @@ doctor_chk_install(const struct doctor_input *in, struct doctor_report *r)
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
 			    JC_PROG " on the host unknown: %s", why);
 		} else if (sw->install == JC_NO) {
-			doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0,
-			    "brew install " JC_PROG " on the host, or pass --remote-bin PATH to "
-			    "verify and launch",
-			    "no " JC_PROG " on the PATH of SSH commands, in /opt/homebrew/bin or in "
-			    "/usr/local/bin: verify cannot start its ranks here");
+			doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0, "brew install " JC_PROG
+			    " on the host, or pass --remote-bin PATH to verify and launch",
+			    "no " JC_PROG " on the PATH of SSH commands, in /opt/homebrew/bin or "
+			    "in /usr/local/bin: verify cannot start its ranks here");
 		} else if (strcmp(sw->install_version, want) != 0) {
-			doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0,
-			    "brew upgrade " JC_PROG " (the same version on every host), or pass "
-			    "--remote-bin PATH naming one of this version",
-			    "%s is %s, not %s as here: verify refuses to start it", sw->install_path,
-			    *sw->install_version ? sw->install_version : "of no version it says",
-			    want);
+			const char *v = sw->install_version;
+
+			doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0, "brew upgrade " JC_PROG
+			    " (the same version on every host), or pass --remote-bin PATH "
+			    "naming one of this version",
+			    "%s is %s, not %s as here: verify refuses to start it",
+			    sw->install_path, *v ? v : "of no version it says", want);
 		} else {
-			doctor_add(r, DOCTOR_OK, (long)i, NULL, 0, NULL, "%s (%s)", sw->install_path,
-			    sw->install_version);
+			doctor_add(r, DOCTOR_OK, (long)i, NULL, 0, NULL, "%s (%s)",
+			    sw->install_path, sw->install_version);
 		}
 	}
 }

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -96,8 +97,7 @@ launch_bin_ok(const char *bin, struct jc_err *err)
 	for (const unsigned char *p = (const unsigned char *)bin; ok && *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			ok = false;
-		else if (bin[0] != '/' && !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("._+-", *p) != NULL))
+		else if (bin[0] != '/' && !isalnum(*p) && strchr("._+-", *p) == NULL)
 			ok = false;
 	}
 	if (!ok) {
@@ -140,10 +140,12 @@ script_find_bin(struct jc_buf *b, char *const *bin, size_t nbin, const char *ver
 		buf_puts(b, " ");
 		launch_quote(b, bin[i]);
 	}
-	buf_puts(b, "; do case $jc_c in */*) ;; *) jc_c=$(command -v \"$jc_c\" 2>/dev/null) || "
-	    "continue ;; esac; if [ -f \"$jc_c\" ] && [ -x \"$jc_c\" ]; then jc_b=$jc_c; break; "
-	    "fi; done; if [ -n \"$jc_b\" ]; then jc_v=$(\"$jc_b\" --version </dev/null 2>/dev/null "
-	    "| { IFS= read -r jc_l; printf %s \"$jc_l\"; }); if [ \"$jc_v\" = ");
+	buf_puts(b, "; do case $jc_c in */*) ;; *) "
+	    "jc_c=$(command -v \"$jc_c\" 2>/dev/null) || continue ;; esac; "
+	    "if [ -f \"$jc_c\" ] && [ -x \"$jc_c\" ]; then jc_b=$jc_c; break; fi; done; "
+	    "if [ -n \"$jc_b\" ]; then "
+	    "jc_v=$(\"$jc_b\" --version </dev/null 2>/dev/null | "
+	    "{ IFS= read -r jc_l; printf %s \"$jc_l\"; }); if [ \"$jc_v\" = ");
 	launch_quote(b, version);
 	buf_puts(b, " ]; then jc_r=ok; else jc_r=other; fi; fi; "
 	    "printf '\\036JCB %s %s\\036%s\\n' \"$jc_r\" \"$jc_b\" \"$jc_v\"; ");
@@ -547,14 +549,17 @@ bin_error(const struct rank *k)
 		if (*v != '\0')
 			buf_printf(&b, "%s is %s, not %s as here", p, v, o->bin_version);
 		else
-			buf_printf(&b, "%s printed no version, not %s as here", p, o->bin_version);
-		buf_puts(&b, ": install the same version on every host, or pass --remote-bin PATH");
+			buf_printf(&b, "%s printed no version, not %s as here", p,
+			    o->bin_version);
+		buf_puts(&b, ": install the same version on every host, "
+		    "or pass --remote-bin PATH");
 	} else {
 		buf_puts(&b, "no " JC_PROG " found (tried");
 		for (size_t i = 0; i < o->nbin; i++) {
 			char *c = hostfile_printable(o->bin[i], 300);
 
-			buf_printf(&b, "%s %s%s", i ? "," : "", c, strchr(c, '/') ? "" : " on PATH");
+			buf_printf(&b, "%s %s%s", i ? "," : "", c,
+			    strchr(c, '/') ? "" : " on PATH");
 			free(c);
 		}
 		buf_puts(&b, "): install it on the host (brew install " JC_PROG "), "

@@ -34,7 +34,7 @@ enum launch_state {
 	LAUNCH_KILLED,		/* ended by a signal (signal set) */
 	LAUNCH_STOPPED,		/* stopped by the launcher (another rank failed, interrupt, timeout) */
 	LAUNCH_LOST,		/* the SSH connection broke */
-	LAUNCH_NOBIN,		/* the program of launch_opts.bin: none found, or another version */
+	LAUNCH_NOBIN,		/* launch_opts.bin: none found, or another version */
 };
 
 struct launch_result {
@@ -45,7 +45,7 @@ struct launch_result {
 	bool killed_left;	/* cleanup found the process still running and killed it */
 	bool cleaned;		/* the cleanup command ran on the host */
 	double seconds;		/* from start to end */
-	char *bin;		/* launch_opts.bin: the program the host ran (or found), else NULL */
+	char *bin;		/* launch_opts.bin: the program found on the host, or NULL */
 };
 
 /* Why the launcher stopped the ranks (launch_stop_reason()). */

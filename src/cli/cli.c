@@ -137,7 +137,8 @@ const struct jc_optdef jc_optdefs[] = {
 	  "verify: also run MLX's all_sum and all_gather on every host",
 	  .kind = OPTK_FLAG, .dest = D(mlx) },
 	{ OPT_REMOTE_BIN, "remote-bin", 0, required_argument, "PATH",
-	  "jaccl-config on the hosts (default: PATH, /opt/homebrew/bin, /usr/local/bin, this one's path)",
+	  "jaccl-config on the hosts (default: their PATH, /opt/homebrew/bin, /usr/local/bin, "
+	  "this one's path)",
 	  .kind = OPTK_STR, .dest = D(remote_bin) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
