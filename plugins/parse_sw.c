@@ -257,6 +257,7 @@ sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
 	sw->mlx = JC_UNKNOWN;
 	sw->route_known = JC_UNKNOWN;
 	sw->svc_known = JC_UNKNOWN;
+	sw->install = JC_UNKNOWN;
 	sw->gathered = raw_get(raw, SW_ENV) != NULL || raw_get(raw, SW_PYTHON) != NULL;
 	if ((o = usable(raw, SW_PMSET, sw)) != NULL &&
 	    (sw->sleep = parse_pmset_sleep(o->data, o->len)) < 0)
@@ -280,6 +281,11 @@ sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
 		sw->route_known = parse_route_default_macos(o->data, o->status, &sw->default_if);
 	else if ((o = usable(raw, SW_ROUTE_LINUX, sw)) != NULL)
 		sw->route_known = parse_route_default_linux(o->data, o->status, &sw->default_if);
+	if ((o = usable(raw, SW_INSTALL, sw)) != NULL &&
+	    (sw->install = parse_install(o->data, o->len, &sw->install_path,
+	    &sw->install_version)) == JC_UNKNOWN)
+		strv_push_owned(&sw->why, xasprintf("%s: neither a path nor \"-\" (exit %d)",
+		    SW_INSTALL, o->status));
 	if ((o = usable(raw, SW_NETSVC, sw)) != NULL) {
 		parse_netsvc_info(o->data, o->len, &sw->svcs, &sw->nsvcs, &sw->info, &sw->ninfo);
 		/* a listing names at least the services it has; none: not understood */
@@ -384,9 +390,43 @@ svcinfo_find(const struct jc_svcinfo *info, size_t n, const char *name)
 	return NULL;
 }
 
+/* The bytes [s, e) as a new string, at most 300, unprintable ones as '?'. */
+static char *
+printable_line(const char *s, const char *e)
+{
+	size_t n = (size_t)(e - s) > 300 ? 300 : (size_t)(e - s);
+	char *p = xstrndup(s, n);
+
+	for (char *q = p; *q; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+			*q = '?';
+	return p;
+}
+
+int
+parse_install(const char *s, size_t len, char **path, char **version)
+{
+	const char *end = s + len, *nl = memchr(s, '\n', len), *v, *ve;
+
+	*path = *version = NULL;
+	if (nl == NULL)
+		nl = end;
+	if (nl - s == 1 && s[0] == '-')
+		return JC_NO;
+	if (nl == s || s[0] != '/')
+		return JC_UNKNOWN;
+	*path = printable_line(s, nl);
+	v = nl < end ? nl + 1 : end;
+	ve = memchr(v, '\n', (size_t)(end - v));
+	*version = printable_line(v, ve != NULL ? ve : end);
+	return JC_YES;
+}
+
 void
 sw_clear(struct jc_sw *sw)
 {
+	free(sw->install_path);
+	free(sw->install_version);
 	free(sw->python);
 	free(sw->mlx_version);
 	strv_free(&sw->env);

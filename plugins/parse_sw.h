@@ -25,6 +25,21 @@
 #define SW_ROUTE_MACOS "route-n-get-default.txt"
 #define SW_ROUTE_LINUX "ip-route-show-default.txt"
 #define SW_NETSVC "networksetup-services.txt"
+#define SW_INSTALL "jaccl-config-install.txt"
+
+/*
+ * Where jaccl-config is on the host, looked for as verify and launch look
+ * (launch_bin_candidates(), but for the client's own path): on the PATH of
+ * an SSH command, in /opt/homebrew/bin, in /usr/local/bin. Prints its path
+ * and the first line of its --version, or "-".
+ */
+#define SW_INSTALL_SH \
+	"jc_if=-; for jc_ic in jaccl-config /opt/homebrew/bin/jaccl-config " \
+	"/usr/local/bin/jaccl-config; do case $jc_ic in */*) ;; *) " \
+	"jc_ic=$(command -v \"$jc_ic\" 2>/dev/null) || continue ;; esac; " \
+	"if [ -f \"$jc_ic\" ] && [ -x \"$jc_ic\" ]; then jc_if=$jc_ic; break; fi; done; " \
+	"printf '%s\\n' \"$jc_if\"; [ \"$jc_if\" = - ] || \"$jc_if\" --version </dev/null " \
+	"2>/dev/null | { IFS= read -r jc_il; printf '%s\\n' \"$jc_il\"; }"
 
 /*
  * macOS: the network service order, then for each service of ours
@@ -79,6 +94,9 @@ struct jc_sw {
 	size_t nsvcs;
 	struct jc_svcinfo *info;	/* what -getinfo says of each of ours */
 	size_t ninfo;
+	int install;		/* enum jc_tri: jaccl-config found (SW_INSTALL), not, unknown */
+	char *install_path;	/* where, when found */
+	char *install_version;	/* the first line of its --version ("" when none) */
 	struct jc_strv why;	/* one "FILE: reason" per output not understood */
 };
 
@@ -131,6 +149,13 @@ size_t parse_netsvc_info(const char *s, size_t len, struct jc_netsvc **svcs, siz
     struct jc_svcinfo **info, size_t *ninfo);
 
 void svcinfo_free(struct jc_svcinfo *info, size_t n);
+
+/*
+ * The output of SW_INSTALL_SH: JC_YES with *path (an absolute path) and
+ * *version (its next line, "" when none) as new printable strings, JC_NO
+ * for "-", JC_UNKNOWN otherwise (both NULL).
+ */
+int parse_install(const char *s, size_t len, char **path, char **version);
 
 /* The entry called name in info[0..n), or NULL. */
 const struct jc_svcinfo *svcinfo_find(const struct jc_svcinfo *info, size_t n, const char *name);

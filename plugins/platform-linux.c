@@ -33,6 +33,7 @@ static const struct jc_probe_cmd linux_doctor_cmds[] = {
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
 	{ SW_PYTHON, SW_PYTHON_SCRIPT },
 	{ SW_ROUTE_LINUX, "ip route show default" },
+	{ SW_INSTALL, SW_INSTALL_SH },
 	{ NULL, NULL },
 };
 

@@ -85,6 +85,7 @@ static const struct jc_probe_cmd macos_doctor_cmds[] = {
 	{ SW_PYTHON, SW_PYTHON_SCRIPT },
 	{ SW_ROUTE_MACOS, "route -n get default 2>&1" },
 	{ SW_NETSVC, SW_NETSVC_SH },
+	{ SW_INSTALL, SW_INSTALL_SH },
 	{ NULL, NULL },
 };
 

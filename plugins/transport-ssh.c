@@ -318,6 +318,8 @@ tr_stream_start(struct tr_session *s, const char *command, const struct tr_strea
 {
 	struct tr_stream *st;
 	const char *why = NULL;
+	char *line;
+	int r;
 
 	*out = NULL;
 	st = xcalloc(1, sizeof(*st));
@@ -336,7 +338,11 @@ tr_stream_start(struct tr_session *s, const char *command, const struct tr_strea
 	ssh_set_channel_callbacks(st->ch, &s->chcb);
 	if ((why = open_session(s, st->ch)) != NULL)
 		goto fail;
-	if (ssh_channel_request_exec(st->ch, command) != SSH_OK)
+	/* whatever the login shell, /bin/sh runs the script */
+	line = tr_sh_command(command);
+	r = ssh_channel_request_exec(st->ch, line);
+	free(line);
+	if (r != SSH_OK)
 		goto fail;
 	*out = st;
 	return 0;

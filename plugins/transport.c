@@ -7,8 +7,32 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "transport.h"
+
+char *
+tr_sh_command(const char *script)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "exec /bin/sh -c 'exec /bin/sh -c \"$(printf \"");
+	/* a leading blank: neither printf nor /bin/sh takes the script for options */
+	if (*script == '-')
+		buf_puts(&b, " ");
+	for (const unsigned char *p = (const unsigned char *)script; *p; p++) {
+		if (*p == '%')
+			buf_puts(&b, "%%");
+		else if (*p == '\n')
+			buf_puts(&b, "\\n");
+		else if (*p < 0x20 || *p > 0x7e || strchr("'\\\"$`!", *p) != NULL)
+			buf_printf(&b, "\\%03o", *p);
+		else
+			buf_append(&b, (const char *)p, 1);
+	}
+	buf_puts(&b, "\")\"'");
+	return buf_steal(&b);
+}
 
 struct jc_transport *
 transport_default(const struct tr_opts *o, const char *from)

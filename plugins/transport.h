@@ -94,7 +94,25 @@ struct tr_result {
 void tr_result_clear(struct tr_result *r);
 
 /*
- * Run command (a /bin/sh command line, as ssh runs it) with in/inlen on its
+ * The command line that runs script (a POSIX sh script) with /bin/sh
+ * whatever the login shell of the account: sshd hands the line to that
+ * shell (`zsh -c LINE` on a Mac, fish, bash, csh ...), and each parses it
+ * its own way (zsh aborts on a glob that matches nothing, fish reads \\ and
+ * \' inside single quotes). The line is
+ *   exec /bin/sh -c 'exec /bin/sh -c "$(printf "FORMAT")"'
+ * where FORMAT is script with '%' doubled, a newline as \n and every byte
+ * that any of those shells could read differently (quotes, backslash, '$',
+ * '`', '!', control and non-ASCII bytes) as a three-digit octal escape: one
+ * single-quoted word without a quote or a backslash that a shell would
+ * read, so each passes it unchanged to /bin/sh, whose printf rebuilds the
+ * script byte for byte and hands it to a /bin/sh -c of its own (standard
+ * input untouched; the script's last command is exec'd as before). New
+ * string. Every command the SSH transport runs goes through it.
+ */
+char *tr_sh_command(const char *script);
+
+/*
+ * Run command (a POSIX sh script, as tr_sh_command() sends it) with in/inlen on its
  * standard input (in == NULL: empty input, EOF at once). Waits at most
  * timeout seconds (<= 0: no bound) and collects at most cap bytes of
  * stdout + stderr (0: TR_DEFAULT_CAP). Returns 0 when the command ran to its

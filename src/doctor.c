@@ -18,6 +18,7 @@
 #include "doctor.h"
 #include "doctor_subnet.h"
 #include "doctor_drift.h"
+#include "doctor_install.h"
 #include "platform.h"
 
 const char *
@@ -874,6 +875,8 @@ const struct doctor_check doctor_checks[] = {
 	{ "sleep", DOCTOR_WARNING, "no Mac goes to sleep when idle", doctor_chk_sleep },
 	{ "firewall", DOCTOR_ERROR, "no Mac's application firewall blocks incoming connections",
 	  doctor_chk_firewall },
+	{ "install", DOCTOR_WARNING, "every host has this jaccl-config where verify looks for it",
+	  doctor_chk_install },
 };
 const size_t doctor_nchecks = JC_ARRAY_LEN(doctor_checks);
 

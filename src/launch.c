@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostfile_read.h"
 #include "hosts.h"
 #include "launch.h"
 
@@ -37,6 +39,8 @@ struct rank {
 	bool done;		/* under l->mu */
 	bool joinable;
 	char tag[40];		/* names its remote folder */
+	char *bin_state;	/* the LAUNCH_BIN_MARK line: "ok", "other", "none", or NULL */
+	char *bin_version;
 	pthread_t th;
 	struct jc_err err;
 };
@@ -85,9 +89,79 @@ tag_ok(const char *t)
 	return true;
 }
 
+bool
+launch_bin_ok(const char *bin, struct jc_err *err)
+{
+	bool ok = *bin != '\0' && strstr(bin, "/./") == NULL && strstr(bin, "/../") == NULL;
+
+	for (const unsigned char *p = (const unsigned char *)bin; ok && *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			ok = false;
+		else if (bin[0] != '/' && !isalnum(*p) && strchr("._+-", *p) == NULL)
+			ok = false;
+	}
+	if (!ok) {
+		char *p = hostfile_printable(bin, 200);
+
+		jc_fail(err, -EINVAL, "'%s' is neither an absolute path nor a program name", p);
+		free(p);
+	}
+	return ok;
+}
+
+void
+launch_bin_candidates(const char *given, struct jc_strv *out)
+{
+	char *self;
+
+	if (given != NULL) {
+		strv_push(out, given);
+		return;
+	}
+	strv_push(out, JC_PROG);
+	strv_push(out, "/opt/homebrew/bin/" JC_PROG);
+	strv_push(out, "/usr/local/bin/" JC_PROG);
+	self = jc_self_path();
+	if (self != NULL && strcmp(self, "/opt/homebrew/bin/" JC_PROG) != 0 &&
+	    strcmp(self, "/usr/local/bin/" JC_PROG) != 0)
+		strv_push(out, self);
+	free(self);
+}
+
+/*
+ * Find the program (see launch_opts.bin): jc_b its path, jc_v the first
+ * line of its --version, jc_r ok, other or none.
+ */
+static void
+script_find_bin(struct jc_buf *b, char *const *bin, size_t nbin, const char *version)
+{
+	buf_puts(b, "jc_r=none; jc_b=; jc_v=; for jc_c in");
+	for (size_t i = 0; i < nbin; i++) {
+		buf_puts(b, " ");
+		launch_quote(b, bin[i]);
+	}
+	buf_puts(b, "; do case $jc_c in */*) ;; *) "
+	    "jc_c=$(command -v \"$jc_c\" 2>/dev/null) || continue ;; esac; "
+	    "if [ -f \"$jc_c\" ] && [ -x \"$jc_c\" ]; then jc_b=$jc_c; break; fi; done; "
+	    "if [ -n \"$jc_b\" ]; then "
+	    "jc_v=$(\"$jc_b\" --version </dev/null 2>/dev/null | "
+	    "{ IFS= read -r jc_l; printf %s \"$jc_l\"; }); if [ \"$jc_v\" = ");
+	launch_quote(b, version);
+	buf_puts(b, " ]; then jc_r=ok; else jc_r=other; fi; fi; "
+	    "printf '\\036JCB %s %s\\036%s\\n' \"$jc_r\" \"$jc_b\" \"$jc_v\"; ");
+}
+
 char *
 launch_script(const struct launch_env *e, char *const *argv, size_t argc,
     const char *cwd, const char *tag, struct jc_err *err)
+{
+	return launch_script_bin(e, argv, argc, cwd, tag, NULL, 0, NULL, err);
+}
+
+char *
+launch_script_bin(const struct launch_env *e, char *const *argv, size_t argc,
+    const char *cwd, const char *tag, char *const *bin, size_t nbin, const char *version,
+    struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
 
@@ -106,10 +180,18 @@ launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 			return NULL;
 		}
 	}
+	for (size_t i = 0; i < nbin; i++)
+		if (!launch_bin_ok(bin[i], err))
+			return NULL;
 	/* the folder holds the pidfile and the file variables */
 	buf_printf(&b, "d=$(mktemp -d \"${TMPDIR:-/tmp}/jaccl-launch.%s%sXXXXXX\") || exit 126; "
-	    "echo $$ >\"$d/pid.new\" && mv \"$d/pid.new\" \"$d/pid\"; printf '\\036JCL %%s\\n' \"$d\"; ", tag ? tag : "",
+	    "echo $$ >\"$d/pid.new\" && mv \"$d/pid.new\" \"$d/pid\"; ", tag ? tag : "",
 	    tag ? "." : "");
+	if (nbin > 0)
+		script_find_bin(&b, bin, nbin, version != NULL ? version : "");
+	buf_puts(&b, "printf '\\036JCL %s\\n' \"$d\"; ");
+	if (nbin > 0)
+		buf_puts(&b, "[ \"$jc_r\" = ok ] || exit 127; ");
 	if (cwd != NULL) {
 		buf_puts(&b, "if [ -d ");
 		launch_quote(&b, cwd);
@@ -134,7 +216,10 @@ launch_script(const struct launch_env *e, char *const *argv, size_t argc,
 	buf_puts(&b, "exec");
 	for (size_t i = 0; i < argc; i++) {
 		buf_puts(&b, " ");
-		launch_quote(&b, argv[i]);
+		if (i == 0 && nbin > 0)
+			buf_puts(&b, "\"$jc_b\"");
+		else
+			launch_quote(&b, argv[i]);
 	}
 	return buf_steal(&b);
 }
@@ -246,7 +331,8 @@ launch_prepare(const struct jc_hostfile *hf, const struct launch_opts *o,
 		k->res.status = -1;
 		hosts_parse_target(hf->hosts[i].ssh, &k->target, NULL);
 		snprintf(k->tag, sizeof(k->tag), "%sr%zu", token, i);
-		k->script = launch_script(&l->envs[i], o->argv, o->argc, o->cwd, k->tag, err);
+		k->script = launch_script_bin(&l->envs[i], o->argv, o->argc, o->cwd, k->tag,
+		    o->bin, o->nbin, o->bin_version, err);
 		if (k->script == NULL) {
 			launch_free(l);
 			return -EINVAL;
@@ -337,6 +423,8 @@ launch_result_text(const struct launch_result *res)
 		return xstrdup("was stopped");
 	case LAUNCH_LOST:
 		return xasprintf("lost its connection: %s", res->error ? res->error : "?");
+	case LAUNCH_NOBIN:
+		return xasprintf("could not start: %s", res->error ? res->error : "?");
 	}
 	return xstrdup("?");
 }
@@ -419,6 +507,69 @@ launch_find_mark(const char *buf, size_t len, size_t *start, size_t *end, char *
 	return true;
 }
 
+/*
+ * The LAUNCH_BIN_MARK line among the first len bytes of pre (before the
+ * mark line): kept in k, taken out of the output. Returns the length left.
+ */
+static size_t
+take_bin_line(struct rank *k, size_t len)
+{
+	size_t ml = strlen(LAUNCH_BIN_MARK);
+	char *m = len ? memmem(k->pre.data, len, LAUNCH_BIN_MARK, ml) : NULL;
+	char *nl, *sp, *sep;
+
+	if (m == NULL || (nl = memchr(m, '\n', len - (size_t)(m - k->pre.data))) == NULL)
+		return len;
+	*nl = '\0';
+	sp = strchr(m + ml, ' ');
+	sep = sp != NULL ? strchr(sp + 1, '\036') : NULL;
+	if (sp != NULL && sep != NULL) {
+		free(k->bin_state);
+		free(k->res.bin);
+		free(k->bin_version);
+		k->bin_state = xstrndup(m + ml, (size_t)(sp - m) - ml);
+		k->res.bin = sp + 1 < sep ? xstrndup(sp + 1, (size_t)(sep - sp - 1)) : NULL;
+		k->bin_version = xstrdup(sep + 1);
+	}
+	memmove(m, nl + 1, k->pre.len - (size_t)(nl + 1 - k->pre.data));
+	k->pre.len -= (size_t)(nl + 1 - m);
+	return len - (size_t)(nl + 1 - m);
+}
+
+/* Why rank k could not run its program (launch_opts.bin), in words. */
+static char *
+bin_error(const struct rank *k)
+{
+	const struct launch_opts *o = k->l->o;
+	struct jc_buf b = { 0 };
+	char *p = hostfile_printable(k->res.bin ? k->res.bin : "", 300);
+	char *v = hostfile_printable(k->bin_version ? k->bin_version : "", 200);
+
+	if (strcmp(k->bin_state, "other") == 0) {
+		if (*v != '\0')
+			buf_printf(&b, "%s is %s, not %s as here", p, v, o->bin_version);
+		else
+			buf_printf(&b, "%s printed no version, not %s as here", p,
+			    o->bin_version);
+		buf_puts(&b, ": install the same version on every host, "
+		    "or pass --remote-bin PATH");
+	} else {
+		buf_puts(&b, "no " JC_PROG " found (tried");
+		for (size_t i = 0; i < o->nbin; i++) {
+			char *c = hostfile_printable(o->bin[i], 300);
+
+			buf_printf(&b, "%s %s%s", i ? "," : "", c,
+			    strchr(c, '/') ? "" : " on PATH");
+			free(c);
+		}
+		buf_puts(&b, "): install it on the host (brew install " JC_PROG "), "
+		    "or pass --remote-bin PATH");
+	}
+	free(p);
+	free(v);
+	return buf_steal(&b);
+}
+
 static int
 on_data(void *arg, int fd, const char *data, size_t len)
 {
@@ -440,6 +591,12 @@ on_data(void *arg, int fd, const char *data, size_t len)
 		return 0;
 	}
 	k->marked = true;
+	if (k->l->o->nbin > 0) {
+		size_t left = take_bin_line(k, start);
+
+		end -= start - left;
+		start = left;
+	}
 	if (start > 0)
 		lines(k, 1, k->pre.data, start);
 	if (end < k->pre.len)
@@ -524,6 +681,10 @@ rank_thread(void *arg)
 		if (r == 0 && sig != NULL) {
 			k->res.state = LAUNCH_KILLED;
 			k->res.signal = sig;
+		} else if (r == 0 && k->bin_state != NULL && strcmp(k->bin_state, "ok") != 0) {
+			k->res.state = LAUNCH_NOBIN;
+			k->res.status = status;
+			k->res.error = bin_error(k);
 		} else if (r == 0) {
 			k->res.state = LAUNCH_EXITED;
 			k->res.status = status;
@@ -716,6 +877,9 @@ launch_free(struct launch *l)
 		buf_free(&k->part[1]);
 		free(k->res.signal);
 		free(k->res.error);
+		free(k->res.bin);
+		free(k->bin_state);
+		free(k->bin_version);
 	}
 	free(l->ranks);
 	launch_env_free(l->envs, l->hf->nhosts);

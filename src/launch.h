@@ -34,6 +34,7 @@ enum launch_state {
 	LAUNCH_KILLED,		/* ended by a signal (signal set) */
 	LAUNCH_STOPPED,		/* stopped by the launcher (another rank failed, interrupt, timeout) */
 	LAUNCH_LOST,		/* the SSH connection broke */
+	LAUNCH_NOBIN,		/* launch_opts.bin: none found, or another version */
 };
 
 struct launch_result {
@@ -44,6 +45,7 @@ struct launch_result {
 	bool killed_left;	/* cleanup found the process still running and killed it */
 	bool cleaned;		/* the cleanup command ran on the host */
 	double seconds;		/* from start to end */
+	char *bin;		/* launch_opts.bin: the program found on the host, or NULL */
 };
 
 /* Why the launcher stopped the ranks (launch_stop_reason()). */
@@ -59,6 +61,17 @@ struct launch_opts {
 	struct launch_env_opts env;	/* backend, --env, ports, verbose */
 	char **argv;		/* the command (argv[0] .. argv[argc-1]) */
 	size_t argc;
+	/*
+	 * When nbin > 0, argv[0] is replaced on each host by the first of
+	 * bin[0..nbin) that is an executable file there (a name without '/'
+	 * is looked up in the host's PATH), in the same script, and its
+	 * `--version` must print bin_version as its first line: otherwise the
+	 * rank ends as LAUNCH_NOBIN, its error naming what was found (path
+	 * and version) or tried, and the others are stopped.
+	 */
+	char *const *bin;
+	size_t nbin;
+	const char *bin_version;
 	const char *cwd;	/* cd there when it exists on the host (NULL: none) */
 	double timeout;		/* bound on the whole run, seconds (<= 0: none) */
 	volatile sig_atomic_t *interrupted;	/* polled every 50 ms (may be NULL) */
@@ -102,6 +115,35 @@ void launch_quote(struct jc_buf *b, const char *s);
  */
 char *launch_script(const struct launch_env *e, char *const *argv, size_t argc,
     const char *cwd, const char *tag, struct jc_err *err);
+
+/*
+ * launch_script() with argv[0] replaced by the program found on the host
+ * (see launch_opts.bin): before the mark line the script prints the line
+ * LAUNCH_BIN_MARK STATE PATH \036 VERSION, STATE "ok", "other" (found,
+ * another version) or "none", and exits 127 unless "ok". Every value is
+ * quoted; NULL with err filled as launch_script(), or when a name of bin
+ * fails launch_bin_ok().
+ */
+#define LAUNCH_BIN_MARK "\036JCB "
+char *launch_script_bin(const struct launch_env *e, char *const *argv, size_t argc,
+    const char *cwd, const char *tag, char *const *bin, size_t nbin, const char *version,
+    struct jc_err *err);
+
+/*
+ * Where verify and launch look for jaccl-config on a host: given alone
+ * when not NULL (--remote-bin, JACCL_CONFIG_REMOTE), else JC_PROG on the
+ * host's PATH, /opt/homebrew/bin, /usr/local/bin, then the running
+ * program's own absolute path (jc_self_path()), appended to out.
+ */
+void launch_bin_candidates(const char *given, struct jc_strv *out);
+
+/*
+ * A program name for launch_opts.bin: an absolute path or a bare name
+ * ([A-Za-z0-9._+-]), without control bytes, "/./" or "/../". Returns
+ * false with err filled ("'...' is neither an absolute path nor a
+ * program name") otherwise.
+ */
+bool launch_bin_ok(const char *bin, struct jc_err *err);
 
 /*
  * The command that stops a rank's process (TERM to its process group,

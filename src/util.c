@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 
 #include "util.h"
 
@@ -279,6 +282,29 @@ jc_sh_quote(struct jc_buf *b, const char *s)
 			buf_append(b, s, 1);
 	}
 	buf_puts(b, "'");
+}
+
+char *
+jc_self_path(void)
+{
+	char *real = NULL;
+#ifdef __APPLE__
+	uint32_t n = 0;
+	char *buf;
+
+	(void)_NSGetExecutablePath(NULL, &n);
+	buf = xcalloc(1, (size_t)n + 1);
+	if (_NSGetExecutablePath(buf, &n) == 0)
+		real = realpath(buf, NULL);
+	free(buf);
+#else
+	real = realpath("/proc/self/exe", NULL);
+#endif
+	if (real != NULL && real[0] != '/') {
+		free(real);
+		real = NULL;
+	}
+	return real;
 }
 
 void

@@ -93,6 +93,13 @@ void jc_shell_word(struct jc_buf *b, const char *w);
 void jc_sh_quote(struct jc_buf *b, const char *s);
 
 /*
+ * The absolute path of the running program (_NSGetExecutablePath on
+ * macOS, /proc/self/exe on Linux), links resolved; a new string, or NULL
+ * when the system does not say.
+ */
+char *jc_self_path(void);
+
+/*
  * A fresh token of len characters (len even, at least 4) into out[0..len],
  * NUL-terminated: the two characters of prefix (so that it is never a
  * number or an option), then hex digits from /dev/urandom, else from the

@@ -208,6 +208,7 @@ state_name(enum launch_state s)
 	case LAUNCH_KILLED: return "killed";
 	case LAUNCH_STOPPED: return "stopped";
 	case LAUNCH_LOST: return "lost";
+	case LAUNCH_NOBIN: return "no-program";
 	}
 	return "?";
 }
@@ -286,6 +287,8 @@ merge(struct vrun *V, json_t *rep, int launch_rc)
 			json_object_set_new(p, "signal", json_string(res->signal));
 		if (res->error)
 			json_object_set_new(p, "error", json_string(res->error));
+		if (res->bin)
+			json_object_set_new(p, "program", json_string(res->bin));
 		json_object_set_new(p, "cleaned", json_boolean(res->cleaned));
 		json_object_set_new(p, "killed_at_cleanup", json_boolean(res->killed_left));
 		json_array_append_new(procs, p);
@@ -356,24 +359,11 @@ rm_flat(const char *dir)
 	rmdir(dir);
 }
 
-static char *
-default_remote_bin(void)
-{
-	char buf[4096];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n > 0) {
-		buf[n] = '\0';
-		return xstrdup(buf);
-	}
-	return xstrdup(JC_PROG);
-}
-
-/* The command line of verify-rank on each host. */
+/* The command line of verify-rank on each host (argv[0]: found there). */
 static void
-rank_argv(const struct verify_opts *o, const char *bin, const char *sc, struct jc_strv *argv)
+rank_argv(const struct verify_opts *o, const char *sc, struct jc_strv *argv)
 {
-	strv_push(argv, bin);
+	strv_push(argv, JC_PROG);
 	strv_push(argv, "verify-rank");
 	strv_push(argv, "--json");
 	if (o->fabric) {
@@ -434,8 +424,8 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	struct vrun V;
 	struct launch_opts lo;
 	struct jc_strv argv = { 0 };
-	struct jc_strv warn = { 0 };
-	char *bin, tmpl[4096] = "", *sc = NULL;
+	struct jc_strv warn = { 0 }, bins = { 0 };
+	char tmpl[4096] = "", *sc = NULL;
 	const char *tmp = getenv("TMPDIR");
 	pthread_t relay_th, pump_th;
 	json_t *rep;
@@ -449,19 +439,23 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	V.relay = o->side_channel != NULL && strcmp(o->side_channel, "ssh") == 0;
 	pthread_mutex_init(&V.mu, NULL);
 
-	bin = o->remote_bin ? xstrdup(o->remote_bin) : default_remote_bin();
+	if (o->remote_bin != NULL && !launch_bin_ok(o->remote_bin, err)) {
+		pthread_mutex_destroy(&V.mu);
+		return -EINVAL;
+	}
+	launch_bin_candidates(o->remote_bin, &bins);
 	if (o->side_channel != NULL && strcmp(o->side_channel, "file") == 0) {
 		/* a fresh folder here: the hosts must share this filesystem */
 		snprintf(tmpl, sizeof(tmpl), "%s/jaccl-verify.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (mkdtemp(tmpl) == NULL) {
-			free(bin);
+			strv_free(&bins);
 			pthread_mutex_destroy(&V.mu);
 			return jc_fail(err, -errno, "cannot make a folder for the file side "
 			    "channel: %s", strerror(errno));
 		}
 		sc = xasprintf("file=%s", tmpl);
 	}
-	rank_argv(o, bin, sc, &argv);
+	rank_argv(o, sc, &argv);
 
 	memset(&lo, 0, sizeof(lo));
 	lo.tr = o->tr;
@@ -473,6 +467,9 @@ verify_run(const struct jc_hostfile *hf, const struct verify_opts *o, json_t **r
 	lo.env.connections_per_ip = 1;
 	lo.argv = argv.v;
 	lo.argc = argv.n;
+	lo.bin = bins.v;
+	lo.nbin = bins.n;
+	lo.bin_version = JC_PROG " " PACKAGE_VERSION;
 	lo.timeout = verify_overall_bound(o->timeout, count_links(hf));
 	lo.interrupted = o->interrupted;
 	lo.line = line_cb;
@@ -509,7 +506,7 @@ out:
 	launch_free(V.l);
 	buf_free(&V.report);
 	strv_free(&argv);
-	free(bin);
+	strv_free(&bins);
 	free(sc);
 	pthread_mutex_destroy(&V.mu);
 	return rc;

@@ -136,6 +136,10 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_MLX, "mlx", 0, no_argument, NULL,
 	  "verify: also run MLX's all_sum and all_gather on every host",
 	  .kind = OPTK_FLAG, .dest = D(mlx) },
+	{ OPT_REMOTE_BIN, "remote-bin", 0, required_argument, "PATH",
+	  "jaccl-config on the hosts (default: their PATH, /opt/homebrew/bin, /usr/local/bin, "
+	  "this one's path)",
+	  .kind = OPTK_STR, .dest = D(remote_bin) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -152,7 +156,7 @@ static const enum jc_optid configure_opts[] = {
 	HOST_OPTS, OPT_OVER, OPT_BACKEND, OPT_AUTO_SETUP, OPT_NO_AUTO_SETUP,
 	OPT_OUTPUT_HOSTFILE, OPT_OUTPUT, OPT_DOT, OPT_ENV, OPT_JSON, OPT_VERIFY,
 	OPT_SAVE_CABLING, OPT_STATE_DIR, OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW,
-	OPT_STARTING_PORT, OPT_TIMEOUT, OPT_SUBNET, OPT_PERSIST, OPT__END
+	OPT_STARTING_PORT, OPT_TIMEOUT, OPT_SUBNET, OPT_PERSIST, OPT_REMOTE_BIN, OPT__END
 };
 static const enum jc_optid check_opts[] = {
 	OPT_BACKEND, OPT_JSON, OPT_STARTING_PORT, OPT_VERBOSE, OPT__END
@@ -163,7 +167,7 @@ static const enum jc_optid probe_opts[] = {
 static const enum jc_optid verify_opts[] = {
 	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
-	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT__END
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_REMOTE_BIN, OPT__END
 };
 static const enum jc_optid verify_rank_opts[] = {
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,
@@ -172,7 +176,7 @@ static const enum jc_optid verify_rank_opts[] = {
 static const enum jc_optid launch_opts[] = {
 	OPT_HOSTFILE, OPT_HOSTS, OPT_BACKEND, OPT_ENV, OPT_STARTING_PORT,
 	OPT_CONNECTIONS_PER_IP, OPT_SSH_CONFIG, OPT_ACCEPT_NEW,
-	OPT_CONNECT_TIMEOUT, OPT_VERBOSE, OPT__END
+	OPT_CONNECT_TIMEOUT, OPT_VERBOSE, OPT_REMOTE_BIN, OPT__END
 };
 static const enum jc_optid restore_opts[] = {
 	HOST_OPTS, OPT_STATE_DIR, OPT__END

@@ -84,6 +84,13 @@ int cli_save_bundle(const char *dir, const struct jc_raw *raws, size_t n);
 /* The transport options of the command line. */
 struct tr_opts cli_tr_opts(const struct jc_opts *o);
 
+/*
+ * jaccl-config on the hosts as the user named it: --remote-bin, else
+ * JACCL_CONFIG_REMOTE when set and not empty, else NULL (the places of
+ * launch_bin_candidates()). Borrowed.
+ */
+const char *cli_remote_bin(const struct jc_opts *o);
+
 /* The options of the setup and of restore, with event as its printer. */
 struct apply_opts;
 struct apply_event;

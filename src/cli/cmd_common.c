@@ -140,6 +140,16 @@ cli_tr_opts(const struct jc_opts *o)
 	return tr;
 }
 
+const char *
+cli_remote_bin(const struct jc_opts *o)
+{
+	const char *env = getenv("JACCL_CONFIG_REMOTE");
+
+	if (o->remote_bin != NULL)
+		return o->remote_bin;
+	return env != NULL && *env != '\0' ? env : NULL;
+}
+
 struct apply_opts
 cli_apply_opts(const struct jc_opts *o, void (*event)(void *, const struct apply_event *))
 {

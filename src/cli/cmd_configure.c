@@ -25,6 +25,7 @@
 #include "hostfile_write.h"
 #include "hosts.h"
 #include "inventory.h"
+#include "launch.h"
 #include "plan.h"
 #include "probe.h"
 #include "subnet.h"
@@ -554,6 +555,12 @@ refused(struct jc_opts *o)
 		return cli_usage_error(o->cmd, "--verify measures live hosts; it cannot run on a replayed bundle (--from)");
 	if (o->verify && o->dot)
 		return cli_usage_error(o->cmd, "--dot prints the cabling and exits; it cannot be combined with --verify");
+	if (o->verify && cli_remote_bin(o) != NULL && !launch_bin_ok(cli_remote_bin(o), &err))
+		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
+		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
+	if (o->remote_bin != NULL && !o->verify)
+		return cli_usage_error(o->cmd, "--remote-bin names the %s that --verify starts "
+		    "on the hosts; it needs --verify", JC_PROG);
 	return 0;
 }
 

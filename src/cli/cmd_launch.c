@@ -53,6 +53,7 @@ ended_cb(void *arg, size_t rank, const struct launch_result *res)
 		break;
 	case LAUNCH_NOSTART:
 	case LAUNCH_LOST:
+	case LAUNCH_NOBIN:
 		jc_error(NULL, "%s", res->error);
 		break;
 	default:
@@ -84,12 +85,21 @@ cmd_launch(struct jc_opts *o)
 	struct launch_opts lo;
 	struct jc_strv warn = { 0 };
 	struct jc_err err = { 0 };
+	struct jc_strv bins = { 0 };
+	const char *given = cli_remote_bin(o);
 	char cwd[4096];
 	long first;
 	int rc;
 
 	if (o->argc == 0)
 		return cli_usage_error(o->cmd, "No script is provided");
+	if (o->remote_bin != NULL && strcmp(o->argv[0], JC_PROG) != 0)
+		return cli_usage_error(o->cmd, "argument --remote-bin: the command is not "
+		    JC_PROG " (--remote-bin names the " JC_PROG " that `launch -- " JC_PROG
+		    " ...` starts on the hosts)");
+	if (given != NULL && !launch_bin_ok(given, &err))
+		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
+		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
 	if ((rc = hostfile_of(o, &hf)) != 0)
 		return rc;
 	memset(&lo, 0, sizeof(lo));
@@ -102,6 +112,13 @@ cmd_launch(struct jc_opts *o)
 	lo.env.verbose = o->verbose > 0;
 	lo.argv = o->argv;
 	lo.argc = (size_t)o->argc;
+	if (strcmp(o->argv[0], JC_PROG) == 0) {
+		/* the hosts' own jaccl-config, of this version */
+		launch_bin_candidates(given, &bins);
+		lo.bin = bins.v;
+		lo.nbin = bins.n;
+		lo.bin_version = JC_PROG " " PACKAGE_VERSION;
+	}
 	lo.cwd = getcwd(cwd, sizeof(cwd));
 	lo.interrupted = &cli_interrupted;
 	lo.line = line_cb;
@@ -112,11 +129,13 @@ cmd_launch(struct jc_opts *o)
 	strv_free(&warn);
 	if (rc < 0) {
 		jc_hostfile_free(hf);
+		strv_free(&bins);
 		return cli_usage_error(o->cmd, "%s", err.msg);
 	}
 	if (cli_tr_init() != 0) {
 		launch_free(l);
 		jc_hostfile_free(hf);
+		strv_free(&bins);
 		return JC_EXIT_FAIL;
 	}
 	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", o->argv[0],
@@ -138,11 +157,19 @@ cmd_launch(struct jc_opts *o)
 			rc = res != NULL && res->state == LAUNCH_EXITED && res->status > 0 &&
 			    res->status < 256 ? res->status : JC_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < launch_nranks(l); i++)
-		if (launch_result(l, i)->killed_left)
+	for (size_t i = 0; i < launch_nranks(l); i++) {
+		const struct launch_result *res = launch_result(l, i);
+
+		if (res->killed_left)
 			jc_info(launch_host(l, i), "rank %zu was still running and was killed", i);
+		if (!res->cleaned && res->state != LAUNCH_PENDING &&
+		    res->state != LAUNCH_UNREACHABLE)
+			jc_warn(launch_host(l, i), "rank %zu could not be cleaned up: a process or "
+			    "a folder of it may be left on the host", i);
+	}
 	launch_free(l);
 	jc_hostfile_free(hf);
+	strv_free(&bins);
 	tr_global_cleanup();
 	return rc;
 }

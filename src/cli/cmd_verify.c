@@ -14,6 +14,7 @@
 #include "hostfile_check.h"
 #include "cmd.h"
 #include "hostfile_read.h"
+#include "launch.h"
 #include "verify_rank.h"
 #include "verify_launcher.h"
 #include "verify_mlx.h"
@@ -58,6 +59,12 @@ verify_status(const json_t *rep)
 		if (st != NULL && strcmp(st, "unreachable") == 0)
 			return JC_EXIT_UNREACHABLE;
 	}
+	json_array_foreach(json_object_get(rep, "processes"), i, p) {
+		const char *st = json_string_value(json_object_get(p, "state"));
+
+		if (st != NULL && strcmp(st, "no-program") == 0)
+			return JC_EXIT_FAIL;
+	}
 	return JC_EXIT_VERIFY;
 }
 
@@ -99,9 +106,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	}
 	memset(&vo, 0, sizeof(vo));
 	vo.tr = cli_tr_opts(o);
-	vo.remote_bin = getenv("JACCL_CONFIG_REMOTE");
-	if (vo.remote_bin != NULL && *vo.remote_bin == '\0')
-		vo.remote_bin = NULL;
+	vo.remote_bin = cli_remote_bin(o);
 	vo.fabric = o->fabric;
 	vo.side_channel = o->side_channel;
 	vo.min_bw = o->min_bw;
@@ -154,6 +159,7 @@ cmd_verify(struct jc_opts *o)
 {
 	struct jc_hostfile *hf = NULL;
 	struct hostfile_diags d = { 0 };
+	struct jc_err err = { 0 };
 	double bps;
 	int rc;
 
@@ -164,6 +170,9 @@ cmd_verify(struct jc_opts *o)
 		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (cli_remote_bin(o) != NULL && !launch_bin_ok(cli_remote_bin(o), &err))
+		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
+		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
 	hostfile_load(o->hostfile, &hf, &d);
 	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
 	jc_hostfile_free(hf);

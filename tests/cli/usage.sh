@@ -73,4 +73,18 @@ ok $? "a repeated option keeps every value, in order"
 is "$?" 1 "the last of --no-auto-setup --auto-setup wins (setup refused on a bundle)"
 "$JACCL_CONFIG" --from "$a" --auto-setup --no-auto-setup >/dev/null 2>"$t/err" </dev/null
 is "$?" 0 "the last of --auto-setup --no-auto-setup wins (commands printed)"
+# --remote-bin: a name that would reach the hosts' shell is checked first
+for bad in 'rel/jaccl-config' 'jaccl config' '$(reboot)' '/opt/../x'; do
+	"$JACCL_CONFIG" verify --hostfile x --remote-bin "$bad" >/dev/null 2>"$t/err"
+	is "$?" 2 "verify --remote-bin '$bad' is a usage error"
+done
+grep -q "argument --remote-bin: '/opt/../x' is neither an absolute path nor a program name" "$t/err"
+ok $? "--remote-bin: the name quoted"
+JACCL_CONFIG_REMOTE='a b' "$JACCL_CONFIG" verify --hostfile x >/dev/null 2>"$t/err"
+grep -q "JACCL_CONFIG_REMOTE: 'a b' is neither" "$t/err"
+ok $? "JACCL_CONFIG_REMOTE is checked the same way, and named"
+"$JACCL_CONFIG" launch --hosts a --remote-bin /x -- python3 >/dev/null 2>"$t/err"
+is "$?" 2 "launch --remote-bin with a command that is not jaccl-config is a usage error"
+"$JACCL_CONFIG" --hosts a --remote-bin /x >/dev/null 2>"$t/err" </dev/null
+is "$?" 2 "configure --remote-bin without --verify is a usage error"
 done_testing

@@ -36,8 +36,9 @@ PY
 
 # The bundles above were saved by `probe --save`, without the doctor's own
 # outputs: their checks are unknown (never a pass); the bundles made with
-# `doctor --save` (drift-*, software-*) set NEWU empty.
-NEWU="bridge-route=unknown drift=unknown firewall=unknown login-env=unknown sleep=unknown software=unknown"
+# `doctor --save` (drift-*, software-*) set NEWU to the install check, which
+# came after them.
+NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown sleep=unknown software=unknown"
 
 # run NAME WANT-EXIT WANT-STATUSES ARGS...: doctor --json ARGS; compare.
 run() {
@@ -149,7 +150,7 @@ is "$?" 1 "missing cabling file: exit 1"
 
 # drift and sameness: bundles of `doctor --save` (make-drift-bundles.sh),
 # compared with the state directory of the setup they were made from
-NEWU=
+NEWU=install=unknown
 sd="$dir/states/triangle3"
 u3="coordinator=unknown expected-cabling=unknown hostfile-ifaces=unknown"
 run "after the setup: all alike" 0 "$u3" --from "$dir/bundles/sw-same" --state-dir "$sd"
@@ -234,14 +235,14 @@ echo '{"version": 2}' >"$t/sc/cabling.json"
 is "$?" 1 "a bad cabling file in the state directory: exit 1"
 grep -q 'cabling.json' "$t/err"
 ok $? "a bad cabling file in the state directory: named ($(head -1 "$t/err"))"
-NEWU="bridge-route=unknown drift=unknown firewall=unknown login-env=unknown sleep=unknown software=unknown"
+NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown sleep=unknown software=unknown"
 
 # human output: grouped by host, one line per finding, a summary
 "$JACCL_CONFIG" doctor --from "$dir/bundles/rdma-disabled" >"$t/out" 2>"$t/err"
 is "$?" 8 "human: exit 8"
 sed -n '/^mini2:$/,/^$/p' "$t/out" | grep -q '^  error   rdma-enabled: RDMA is disabled (rdma_ctl status: disabled)$'
 ok $? "human: the finding under its host"
-grep -q '^20 checks: 9 ok, 0 warnings, 2 errors, 9 unknown$' "$t/out"
+grep -q '^21 checks: 9 ok, 0 warnings, 2 errors, 10 unknown$' "$t/out"
 ok $? "human: summary line"
 "$JACCL_CONFIG" doctor --from "$dir/bundles/configured" >"$t/out" 2>"$t/err"
 is "$?" 0 "human: all pass exits 0"

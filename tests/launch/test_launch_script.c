@@ -4,7 +4,10 @@
  * quotes, spaces, newlines, $ and backslashes arrive unchanged, file
  * variables hold their content, argv is passed word for word, the pidfile
  * names the process, and the cleanup script removes the folder. Bad keys
- * and bad folders are refused.
+ * and bad folders are refused. The program found on the host (launch_opts.bin):
+ * the first executable of the candidates, by path or on PATH, run when its
+ * --version is the one asked for; another version or none is said on the
+ * LAUNCH_BIN_MARK line and runs nothing (programs made here by the test).
  */
 #include "config.h"
 
@@ -13,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../tap.h"
 #include "launch.h"
@@ -34,6 +39,157 @@ run(const char *script)
 	pclose(fp);
 	buf_puts(&b, "");
 	return buf_steal(&b);
+}
+
+/* A program at dir/name that prints version for --version, else "ran:ARGS". */
+static char *
+fake_prog(const char *dir, const char *name, const char *version)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	FILE *fp = fopen(p, "w");
+
+	if (fp != NULL) {
+		fprintf(fp, "#!/bin/sh\n[ \"$1\" = --version ] && { echo '%s'; echo more; exit 0; }\n"
+		    "echo \"ran:$*\"\n", version);
+		fclose(fp);
+		chmod(p, 0755);
+	}
+	return p;
+}
+
+/* The script of argv with the program found among bin; *st its exit status. */
+static char *
+run_bin(char *const *bin, size_t nbin, const char *path, int *st)
+{
+	char *argv[] = { (char *)"jaccl-config", (char *)"a b", (char *)"c" };
+	struct launch_env none = { NULL, 0 };
+	struct jc_err err = { 0 };
+	char *sc = launch_script_bin(&none, argv, 3, NULL, NULL, bin, nbin, "jaccl-config 9.9.9",
+	    &err), *cmd, *out;
+	struct jc_buf b = { 0 }, q = { 0 };
+	char chunk[4096];
+	size_t n;
+	FILE *fp;
+
+	launch_quote(&q, sc ? sc : "exit 99");
+	cmd = xasprintf("PATH=%s:$PATH; export PATH; TMPDIR=/tmp /bin/sh -c %s", path, q.data);
+	fp = popen(cmd, "r");
+	while (fp != NULL && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		buf_append(&b, chunk, n);
+	*st = fp != NULL ? pclose(fp) : -1;
+	*st = *st >= 0 && WIFEXITED(*st) ? WEXITSTATUS(*st) : -1;
+	buf_puts(&b, "");
+	out = buf_steal(&b);
+	/* the folder the script made, named on the mark line */
+	{
+		char *m = strstr(out, "\036JCL "), *e, *rm;
+
+		if (m != NULL && (e = strchr(m, '\n')) != NULL) {
+			rm = xasprintf("rm -rf '%.*s'", (int)(e - m - 5), m + 5);
+			if (strstr(rm, "/jaccl-launch.") != NULL)
+				free(run(rm));
+			free(rm);
+		}
+	}
+	buf_free(&q);
+	free(cmd);
+	free(sc);
+	return out;
+}
+
+static void
+bin_cases(void)
+{
+	char tmpl[] = "/tmp/jc-bin-XXXXXX";
+	char *dir = mkdtemp(tmpl), *good, *other, *out, *want;
+	struct jc_err err = { 0 };
+	int st;
+
+	if (dir == NULL) {
+		for (int i = 0; i < 12; i++)
+			ok(1, "# SKIP no temporary folder");
+		return;
+	}
+	good = fake_prog(dir, "jc-good", "jaccl-config 9.9.9");
+	other = fake_prog(dir, "jc-other", "jaccl-config 0.0.1");
+	{
+		char *bin[] = { (char *)"/nonexistent/jaccl-config", dir, good };
+
+		out = run_bin(bin, 3, "/nonexistent", &st);
+		want = xasprintf("\036JCB ok %s\036jaccl-config 9.9.9\n", good);
+		ok(strncmp(out, want, strlen(want)) == 0, "bin: a missing path and a folder are "
+		    "passed over, the first executable file is taken");
+		ok(st == 0 && strstr(out, "\nran:a b c\n") != NULL, "bin: it runs with the "
+		    "arguments, word for word");
+		free(want);
+		free(out);
+	}
+	{
+		char *bin[] = { (char *)"no-such-program-jc", (char *)"jc-good", other };
+
+		out = run_bin(bin, 3, dir, &st);
+		want = xasprintf("\036JCB ok %s\036jaccl-config 9.9.9\n", good);
+		ok(strncmp(out, want, strlen(want)) == 0 && st == 0, "bin: a bare name is looked "
+		    "up on the host's PATH before the next candidate");
+		free(want);
+		free(out);
+	}
+	{
+		char *bin[] = { other, good };
+
+		out = run_bin(bin, 2, "/nonexistent", &st);
+		want = xasprintf("\036JCB other %s\036jaccl-config 0.0.1\n", other);
+		ok(strncmp(out, want, strlen(want)) == 0, "bin: another version is named with "
+		    "its first line of --version, no later candidate tried");
+		ok(st == 127 && strstr(out, "ran:") == NULL && strstr(out, "\036JCL ") != NULL,
+		    "bin: ... it exits 127 after the mark line, running nothing");
+		free(want);
+		free(out);
+	}
+	{
+		char *bin[] = { (char *)"no-such-program-jc", (char *)"/nonexistent/jaccl-config" };
+
+		out = run_bin(bin, 2, dir, &st);
+		ok(strncmp(out, "\036JCB none \036\n", 12) == 0 && st == 127 &&
+		    strstr(out, "ran:") == NULL, "bin: none found: said, exit 127");
+		free(out);
+	}
+	ok(launch_bin_ok("/opt/homebrew/bin/jaccl-config", &err) && launch_bin_ok("jaccl-config",
+	    &err) && launch_bin_ok("/Users/a b/it's/jaccl-config", &err),
+	    "bin: absolute paths (any bytes but control ones) and plain names are accepted");
+	ok(!launch_bin_ok("bin/jaccl-config", &err) && strstr(err.msg, "neither") != NULL,
+	    "bin: a relative path is refused");
+	ok(!launch_bin_ok("jaccl config", &err) && !launch_bin_ok("$(reboot)", &err) &&
+	    !launch_bin_ok("", &err), "bin: a name with a blank or shell syntax, or empty, is refused");
+	ok(!launch_bin_ok("/opt/x\n/y", &err) && !launch_bin_ok("/opt/../etc/x", &err),
+	    "bin: a newline or a /../ is refused");
+	{
+		char *bin[] = { (char *)"a;b" };
+		char *argv[] = { (char *)"x" };
+		struct launch_env none = { NULL, 0 };
+
+		ok(launch_script_bin(&none, argv, 1, NULL, NULL, bin, 1, "v", &err) == NULL,
+		    "bin: the script refuses a bad candidate");
+	}
+	{
+		struct jc_strv c = { 0 };
+
+		launch_bin_candidates(NULL, &c);
+		ok(c.n >= 3 && strcmp(c.v[0], "jaccl-config") == 0 &&
+		    strcmp(c.v[1], "/opt/homebrew/bin/jaccl-config") == 0 &&
+		    strcmp(c.v[2], "/usr/local/bin/jaccl-config") == 0 &&
+		    (c.n == 3 || c.v[3][0] == '/'), "bin: the default places: PATH, Homebrew's, "
+		    "/usr/local's, then an absolute path of this program");
+		strv_free(&c);
+		launch_bin_candidates("/x/jaccl-config", &c);
+		ok(c.n == 1 && strcmp(c.v[0], "/x/jaccl-config") == 0, "bin: a given one alone");
+		strv_free(&c);
+	}
+	unlink(good);
+	unlink(other);
+	rmdir(dir);
+	free(good);
+	free(other);
 }
 
 int
@@ -58,7 +214,7 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
-	plan(18);
+	plan(31);
 	s = launch_script(&e, argv, 6, "/", "t0ken", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
@@ -145,5 +301,6 @@ main(void)
 		free(d);
 		ok(!launch_find_mark("no mark\n", 8, &st, &en, &d), "mark: none in plain output");
 	}
+	bin_cases();
 	return done_testing();
 }

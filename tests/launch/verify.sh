@@ -184,6 +184,7 @@ if only never-starts; then
 # --- a rank that never starts: its host's jaccl-config path is wrong
 cat >"$t/remote" <<EOS
 #!/bin/sh
+[ "\$1" = --version ] && exec "$JACCL_CONFIG" "\$@"
 case \$(hostname) in
 lx3) exec /nonexistent/jaccl-config "\$@" ;;
 lx4) [ -n "\${HANG:-}" ] && exec sleep 601 ;;

@@ -14,8 +14,11 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../tap.h"
 #include "parse_sw.h"
@@ -265,10 +268,83 @@ test_netsvc_info(void)
 	svcinfo_free(in, nin);
 }
 
+/* SW_INSTALL_SH run by /bin/sh with PATH=path; its output. */
+static char *
+run_install(const char *path)
+{
+	struct jc_buf q = { 0 }, b = { 0 };
+	char chunk[1024], *cmd;
+	size_t n;
+	FILE *fp;
+
+	jc_sh_quote(&q, SW_INSTALL_SH);
+	cmd = xasprintf("PATH=%s /bin/sh -c %s", path, q.data);
+	fp = popen(cmd, "r");
+	while (fp != NULL && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		buf_append(&b, chunk, n);
+	if (fp != NULL)
+		pclose(fp);
+	free(cmd);
+	buf_free(&q);
+	buf_puts(&b, "");
+	return buf_steal(&b);
+}
+
+static void
+test_install(void)
+{
+	char tmpl[] = "/tmp/jc-install-XXXXXX", *dir = mkdtemp(tmpl), *p, *v, *out, *bin;
+	FILE *fp;
+
+	ok(parse_install("/opt/homebrew/bin/jaccl-config\njaccl-config 0.1.0\n", 50, &p, &v) ==
+	    JC_YES && strcmp(p, "/opt/homebrew/bin/jaccl-config") == 0 &&
+	    strcmp(v, "jaccl-config 0.1.0") == 0, "install: path and version");
+	free(p);
+	free(v);
+	ok(parse_install("/x/jaccl-config\n\n", 17, &p, &v) == JC_YES && strcmp(v, "") == 0,
+	    "install: a program that printed no version");
+	free(p);
+	free(v);
+	ok(parse_install("-\n", 2, &p, &v) == JC_NO && p == NULL && v == NULL, "install: none");
+	ok(parse_install("zsh: command not found\n", 23, &p, &v) == JC_UNKNOWN && p == NULL,
+	    "install: anything else is unknown");
+	ok(parse_install("/x/j\033[2J\nv\001\n", 12, &p, &v) == JC_YES &&
+	    strcmp(p, "/x/j?[2J") == 0 && strcmp(v, "v?") == 0, "install: kept printable");
+	free(p);
+	free(v);
+	if (dir == NULL) {
+		ok(1, "# SKIP no temporary folder");
+		ok(1, "# SKIP no temporary folder");
+		return;
+	}
+	out = run_install("/nonexistent");
+	ok(strcmp(out, "-\n") == 0 || strncmp(out, "/opt/homebrew/bin/", 18) == 0 ||
+	    strncmp(out, "/usr/local/bin/", 15) == 0, "install script: none on PATH");
+	free(out);
+	bin = xasprintf("%s/jaccl-config", dir);
+	fp = fopen(bin, "w");
+	if (fp != NULL) {
+		fputs("#!/bin/sh\necho \"jaccl-config 7.7 ($1)\"\necho second line\n", fp);
+		fclose(fp);
+	}
+	chmod(bin, 0755);
+	p = xasprintf("/nonexistent:%s:/usr/bin:/bin", dir);
+	out = run_install(p);
+	v = xasprintf("%s\njaccl-config 7.7 (--version)\n", bin);
+	is_str(out, v, "install script, run by /bin/sh: the one on PATH, first line of its --version");
+	free(v);
+	free(out);
+	free(p);
+	unlink(bin);
+	rmdir(dir);
+	free(bin);
+}
+
 int
 main(void)
 {
 	test_script();
+	test_install();
 	(void)plan;
 	(void)skip_all;
 	test_pmset();
