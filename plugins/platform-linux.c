@@ -100,6 +100,16 @@ static const char *const linux_cabling_cmds[] = {
 	"neigh.txt", "mgmt.txt", NULL,
 };
 
+/*
+ * What changes while a Linux host runs, for watch's later looks: the
+ * interfaces' links and addresses, the Thunderbolt devices, the RDMA port
+ * states and the neighbours on each cable.
+ */
+static const char *const linux_watch_cmds[] = {
+	"ip-j-addr.txt", "ip-j-link.txt", "thunderbolt.txt", "infiniband.txt", "neigh.txt",
+	NULL,
+};
+
 static bool
 not_run(const struct jc_raw_out *o)
 {
@@ -464,6 +474,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.cmds = linux_cmds,
 	.doctor_cmds = linux_doctor_cmds,
 	.cabling_cmds = linux_cabling_cmds,
+	.watch_cmds = linux_watch_cmds,
 	.parse = linux_parse,
 	.setup = linux_setup,
 	.persist = linux_persist,

@@ -71,6 +71,16 @@ static const char *const macos_cabling_cmds[] = {
 };
 
 /*
+ * What changes while a Mac runs, for watch's later looks: the cables and
+ * their speeds, the interfaces' carriers and addresses, the RDMA port
+ * states. Model, macOS version, port map, routes, RDMA's switch (it takes
+ * a reboot) and sudo stay as the first look found them.
+ */
+static const char *const macos_watch_cmds[] = {
+	TB_JSON, "ifconfig.txt", "ibv_devinfo.txt", NULL,
+};
+
+/*
  * The doctor's commands (parse_sw.h). socketfilterfw lives outside PATH
  * on a Mac, hence its folder added at the end. The environment is the one
  * any command started over SSH sees (mlx.launch's among them): only the
@@ -735,6 +745,7 @@ const struct jc_platform_ops jc_platform_macos = {
 	.cmds = macos_cmds,
 	.doctor_cmds = macos_doctor_cmds,
 	.cabling_cmds = macos_cabling_cmds,
+	.watch_cmds = macos_watch_cmds,
 	.parse = macos_parse,
 	.setup = macos_setup,
 	.persist = macos_persist,

@@ -112,6 +112,12 @@ enum {
 	PROBE_NO_SUDO = 1u << 0,
 	/* the commands the cable graph does without (jc_platform_ops.cabling_cmds) */
 	PROBE_CABLING_ONLY = 1u << 1,
+	/* the commands whose answers do not change while the host runs
+	 * (those not in jc_platform_ops.watch_cmds: model, version, ...) */
+	PROBE_CHANGING_ONLY = 1u << 2,
+	/* uname -sn itself: its exit status and its answer come on the
+	 * second and third lines of the standard input, after the token */
+	PROBE_UNAME_GIVEN = 1u << 3,
 };
 
 /* The same, without what leave_out (PROBE_* flags) names. */
