@@ -31,7 +31,7 @@
 /* The doctor's commands (parse_sw.h): as on macOS, less pmset and the firewall. */
 static const struct jc_probe_cmd linux_doctor_cmds[] = {
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
-	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_PYTHON, SW_PYTHON_SH("false") },
 	{ SW_ROUTE_LINUX, "ip route show default" },
 	{ NULL, NULL },
 };

@@ -84,15 +84,16 @@ static const char *const macos_watch_cmds[] = {
  * The doctor's commands (parse_sw.h). socketfilterfw lives outside PATH
  * on a Mac, hence its folder added at the end. The environment is the one
  * any command started over SSH sees (mlx.launch's among them): only the
- * MLX_* and JACCL_* variables leave the host. The Python script prints
- * its version and the installed mlx distribution's ("-": none).
+ * MLX_* and JACCL_* variables leave the host. The Python script finds
+ * the Python the jobs run (never running macOS's stub, which could ask on
+ * the Mac's screen to install the Command Line Tools) and prints its
+ * version and the installed mlx distribution's ("-": none).
  */
 static const struct jc_probe_cmd macos_doctor_cmds[] = {
 	{ SW_PMSET, "pmset -g" },
-	{ SW_FIREWALL, "PATH=$PATH:/usr/libexec/ApplicationFirewall; "
-	  "socketfilterfw --getglobalstate" },
+	{ SW_FIREWALL, SW_FIREWALL_SH },
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
-	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_PYTHON, SW_PYTHON_SH("true") },
 	{ SW_ROUTE_MACOS, "route -n get default 2>&1" },
 	{ SW_NETSVC, SW_NETSVC_SH },
 	{ NULL, NULL },

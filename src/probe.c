@@ -287,6 +287,12 @@ probe_script_for(double command_timeout, bool doctor)
 char *
 probe_script_opts(double command_timeout, bool doctor, unsigned leave_out)
 {
+	return probe_script_python(command_timeout, doctor, leave_out, NULL);
+}
+
+char *
+probe_script_python(double command_timeout, bool doctor, unsigned leave_out, const char *python)
+{
 	struct jc_buf b = { 0 };
 	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
 
@@ -294,6 +300,11 @@ probe_script_opts(double command_timeout, bool doctor, unsigned leave_out)
 	if (leave_out & PROBE_UNAME_GIVEN)
 		buf_puts(&b, "IFS= read -r jc_s || exit 97\nIFS= read -r jc_u\n");
 	buf_puts(&b, "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
+	if (python != NULL && jc_plain_word(python)) {
+		buf_puts(&b, "jc_want=");
+		jc_sh_quote(&b, python);
+		buf_puts(&b, "\n");
+	}
 	buf_printf(&b, "jc_to=%ld\n", to);
 	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
@@ -737,8 +748,9 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	make_token(sh.token);
-	script = probe_script_opts(o->command_timeout, o->doctor,
-	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0));
+	script = probe_script_python(o->command_timeout, o->doctor,
+	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0),
+	    o->python);
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

@@ -49,6 +49,7 @@ enum jc_optid {
 	OPT_UNTIL_EVENT,
 	OPT_MAX_RECONNECTS,
 	OPT_MLX,
+	OPT_PYTHON,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -116,6 +117,7 @@ struct jc_opts {
 	long connections_per_ip;	/* default 1 */
 	double timeout;			/* verify: bound on any wait, default 30 */
 	bool mlx;			/* verify: MLX's collectives too */
+	const char *python;		/* --python: the Python the jobs run */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */

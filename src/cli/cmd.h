@@ -96,6 +96,13 @@ int cli_tr_init(void);
 /* 0 when --ssh-config is not given, or readable, or unused (--from); else JC_EXIT_FAIL. */
 int cli_ssh_config_ok(const struct jc_opts *o);
 
+/*
+ * 0 when --python is not given or is a word a remote shell takes as it is
+ * (jc_plain_word: an absolute path or a command name); else the usage
+ * error's exit status, the message said.
+ */
+int cli_python_ok(struct jc_opts *o);
+
 /* SIGINT, SIGTERM and SIGHUP set cli_interrupted (the signal) instead of killing. */
 extern volatile sig_atomic_t cli_interrupted;
 void cli_catch_interrupts(void);

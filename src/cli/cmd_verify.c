@@ -119,7 +119,8 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	if (r >= 0 && o->mlx && !cli_interrupted) {
 		/* MLX's own collectives, with the program of
 		 * JACCL_CONFIG_MLX_PROGRAM instead of Python's when set */
-		struct verify_mlx_opts mo = { .program = getenv("JACCL_CONFIG_MLX_PROGRAM") };
+		struct verify_mlx_opts mo = { .program = getenv("JACCL_CONFIG_MLX_PROGRAM"),
+		    .python = o->python };
 
 		if (mo.program != NULL && *mo.program == '\0')
 			mo.program = NULL;
@@ -164,6 +165,8 @@ cmd_verify(struct jc_opts *o)
 		    "(examples: 50Gb/s, 6GB/s, 6.25GB/s)", o->min_bw);
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if ((rc = cli_python_ok(o)) != 0)
+		return rc;
 	hostfile_load(o->hostfile, &hf, &d);
 	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
 	jc_hostfile_free(hf);
