@@ -38,6 +38,17 @@ int cmd_completion(struct jc_opts *o);	/* completion.c */
 void rt_verify_print(FILE *fp, json_t *report);
 void verify_print(FILE *fp, json_t *report);
 
+/*
+ * When report's ranks could not reach rank 0's coordinator port (a rank's
+ * "did not accept within", rank 0's "did not connect to the coordinator"),
+ * the hint that names what the application firewall of rank 0's host must
+ * let through: the jaccl-config there, at bin when bin is an absolute
+ * path, else as that host's shell finds it (socketfilterfw --add and
+ * --unblockapp). *host gets rank 0's host (borrowed from report). Returns
+ * a new string, or NULL when the report shows no such failure.
+ */
+char *verify_firewall_hint(json_t *report, const char *bin, const char **host);
+
 /* ---- shared by several commands (cmd_common.c) ---- */
 
 /* The hosts a command works on. */
