@@ -686,7 +686,8 @@ firewall_on(struct doctor_report *r, size_t i, const struct jc_sw *sw)
 	const char *jc = sw->jc_path != NULL ? sw->jc_path : "/opt/homebrew/bin/jaccl-config";
 	bool listed = sw->fw_listed;
 
-	if (!fw_allows(sw, sw->jc_path, "jaccl-config")) {
+	/* the program at its path when it is known, else one of its name */
+	if (!fw_allows(sw, sw->jc_path, sw->jc_path ? NULL : "jaccl-config")) {
 		fw_allow_cmds(&fix, jc);
 		buf_printf(&what, "jaccl-config%s%s%s (verify's ranks)", sw->jc_path ? " at " : "",
 		    sw->jc_path ? sw->jc_path : "", sw->jc_path || !listed ? "" :

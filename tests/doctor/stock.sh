@@ -56,6 +56,7 @@ is "$v2" 3.9.6 "mac2's /usr/bin/python3 is Apple's 3.9.6"
 
 # --- doctor: the jobs' Python -------------------------------------------
 doctor
+cp "$t/out.json" "$t/first.json"
 is "$(on software mac1)" "error|no mlx in this Python (/opt/homebrew/bin/python3, Python $v1), where the other hosts' jobs import mlx 0.31.0|/opt/homebrew/bin/python3 -m pip install mlx==0.31.0, or name a Python that has it with --python PATH" \
     "mac1: python3 is the stub, so Homebrew's, which has no mlx"
 is "$(on software mac2 | cut -d'|' -f1,2)" \
@@ -80,7 +81,7 @@ grep -q "jaccl-config: error: argument --python: invalid path" "$t/e"
 ok $? "... that says why" || diag "$(cat "$t/e")"
 
 # --- doctor: the firewall on mac1 names jaccl-config there --------------
-doctor
+cp "$t/first.json" "$t/out.json"	# the first doctor's report
 is "$(on coordinator mac3 | cut -d'|' -f1)" "error" "mac1's firewall: mac3 cannot reach the coordinator"
 fw=$(on firewall mac1)
 is "$(echo "$fw" | cut -d'|' -f2)" \
