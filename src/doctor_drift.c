@@ -525,8 +525,15 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 
 		if (sw->mlx == JC_YES)
 			continue;
-		fix = xasprintf("%s -m pip install mlx%s%s, or name a Python that has it with "
-		    "--python PATH", py_name(sw), want ? "==" : "", want ? want : "");
+		if (in->hosts[hs[k]].os == JC_OS_MACOS && strcmp(py_name(sw), "/usr/bin/python3") == 0)
+			/* Apple's: it sees neither Homebrew's packages nor a venv's */
+			fix = xasprintf("install mlx%s%s in the Python the jobs should run "
+			    "(/opt/homebrew/bin/python3 -m pip install mlx%s%s after brew install "
+			    "python) and name it with --python /opt/homebrew/bin/python3",
+			    want ? "==" : "", want ? want : "", want ? "==" : "", want ? want : "");
+		else
+			fix = xasprintf("%s -m pip install mlx%s%s, or name a Python that has it "
+			    "with --python PATH", py_name(sw), want ? "==" : "", want ? want : "");
 		if (want != NULL)
 			doctor_add(r, DOCTOR_ERROR, (long)hs[k], NULL, 0, fix,
 			    "no mlx in this Python (%s, Python %s), where the other hosts' jobs "

@@ -59,9 +59,9 @@ doctor
 cp "$t/out.json" "$t/first.json"
 is "$(on software mac1)" "error|no mlx in this Python (/opt/homebrew/bin/python3, Python $v1), where the other hosts' jobs import mlx 0.31.0|/opt/homebrew/bin/python3 -m pip install mlx==0.31.0, or name a Python that has it with --python PATH" \
     "mac1: python3 is the stub, so Homebrew's, which has no mlx"
-is "$(on software mac2 | cut -d'|' -f1,2)" \
-    "error|no mlx in this Python (/usr/bin/python3, Python 3.9.6), where the other hosts' jobs import mlx 0.31.0" \
-    "mac2: Apple's 3.9 on PATH, no mlx in this Python"
+is "$(on software mac2)" \
+    "error|no mlx in this Python (/usr/bin/python3, Python 3.9.6), where the other hosts' jobs import mlx 0.31.0|install mlx==0.31.0 in the Python the jobs should run (/opt/homebrew/bin/python3 -m pip install mlx==0.31.0 after brew install python) and name it with --python /opt/homebrew/bin/python3" \
+    "mac2: Apple's 3.9 on PATH, no mlx in this Python; the fix is Homebrew's Python"
 is "$(on software mac3)$(on software mac4)" "" "mac3 and mac4: their Python has mlx 0.31.0, nothing to say"
 findings software | grep -q 'MLX differs'
 ok $((!$?)) "mlx versions compared only where mlx was found: the same"
