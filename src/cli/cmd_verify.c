@@ -136,7 +136,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 		char *hint = r != 0 ? verify_firewall_hint(rep, vo.remote_bin, &h0) : NULL;
 
 		if (hint != NULL)
-			jc_info(h0, "%s", hint);
+			jc_note(h0, "%s", hint);
 		free(hint);
 		rc = r == 0 ? JC_EXIT_OK : verify_status(rep);
 		if (cli_interrupted)

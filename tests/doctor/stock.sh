@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# doctor, launch and watch on stock simulated Macs (topology stock-macs:
-# mac1 with macOS's python3 stub and the application firewall on, mac2
-# with Apple's Python 3.9 and fish, mac3 with sudo scoped to the network
-# commands, mac4 a Mac of the old kind). Every host but mac4 has a
+# doctor, launch, verify and watch on stock simulated Macs (topology
+# tests/doctor/topologies/stock-python.json, the stock-macs cluster with zsh
+# on every stock Mac: mac1 with macOS's python3 stub and the application
+# firewall on, mac2 with Apple's Python 3.9, mac3 with sudo scoped to the
+# network commands, mac4 a Mac of the old kind). Every host but mac4 has a
 # Homebrew python3 off PATH; mlx 0.31.0 is installed for mac3's and
 # mac4's.
 # - doctor uses the Python the jobs run: PATH's python3 unless it is the
@@ -13,7 +14,9 @@
 #   /usr/bin/python3 mac1's and mac3's are the stub, named as such.
 # - the firewall finding on mac1 names jaccl-config at its path there and
 #   the jobs' Python; its fix, run on mac1, lets the other hosts reach the
-#   coordinator port (the simulated firewall's rules decide, not us).
+#   coordinator port (the simulated firewall's rules decide, not us);
+#   before it, verify from mac1 to mac2 fails and its hint names mac1 and
+#   the jaccl-config there; after it, the same verify passes.
 # - launch -- python3 runs Homebrew's Python where python3 is the stub;
 #   --python PATH runs PATH ARGS, as mlx.launch does.
 # - watch asks after its first round only what can change: from mac3's own
@@ -23,7 +26,7 @@
 sim_require
 sim_require_stock
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed to read the JSON reports"
-SIM_STOCK=1 sim_up stock-macs 2>"$t/up.err" ||
+SIM_STOCK=1 sim_up "$top_srcdir/tests/doctor/topologies/stock-python.json" 2>"$t/up.err" ||
     { echo "Bail out! cannot bring the stock Macs up: $(tail -3 "$t/up.err")"; exit 1; }
 cfg=$(sim_ssh_config)
 hosts=mac1,mac2,mac3,mac4
@@ -90,12 +93,42 @@ is "$(echo "$fw" | cut -d'|' -f2)" \
 fix=$(echo "$fw" | cut -d'|' -f3)
 is "$fix" "sudo /usr/libexec/ApplicationFirewall/socketfilterfw --add /opt/homebrew/bin/jaccl-config && sudo /usr/libexec/ApplicationFirewall/socketfilterfw --unblockapp /opt/homebrew/bin/jaccl-config; sudo /usr/libexec/ApplicationFirewall/socketfilterfw --add /opt/homebrew/bin/python3 && sudo /usr/libexec/ApplicationFirewall/socketfilterfw --unblockapp /opt/homebrew/bin/python3" \
     "... with socketfilterfw --add and --unblockapp for each"
+# verify mac1 -- mac2 (tcp, their cable addressed here): blocked by mac1's firewall
+python3 - "$SIM_DIR/cluster.json" "$t/vhf.json" "$(sim_host_ip mac1)" "$(sim_host_ip mac2)" <<'PY' >"$t/cab"
+import json, sys
+c = json.load(open(sys.argv[1]))
+cb = [x for x in c["cables"] if {x["a"], x["b"]} == {"mac1", "mac2"}][0]
+end = {cb["a"]: cb["a_if"], cb["b"]: cb["b_if"]}
+json.dump({"backend": "jaccl", "envs": [], "hosts": [
+    {"ssh": "mac1", "ips": [sys.argv[3]], "rdma": [None, "rdma_" + end["mac1"]]},
+    {"ssh": "mac2", "ips": [sys.argv[4]], "rdma": ["rdma_" + end["mac2"], None]}]},
+    open(sys.argv[2], "w"))
+print(end["mac1"], end["mac2"])
+PY
+read -r if1 if2 <"$t/cab"
+ip -n "$(sim_ns mac1)" addr add 10.237.0.1/30 dev "$if1" && ip -n "$(sim_ns mac2)" addr add 10.237.0.2/30 dev "$if2"
+ok $? "the mac1 -- mac2 cable addressed ($if1, $if2)"
+# (the ranks wait 2 x --timeout + 5 s + a link's seconds for the others:
+# 11 s here; JACCL_VERIFY_MB would make a link's seconds 30)
+jv() {
+	JACCL_CONFIG_REMOTE=/opt/homebrew/bin/jaccl-config timeout 120 "$JACCL_CONFIG" verify -F "$cfg" \
+	    --hostfile "$t/vhf.json" --fabric tcp --env JACCL_VERIFY_MAX_MB=1 "$@" \
+	    >"$t/v.out" 2>"$t/v.err"
+}
+jv --timeout 2
+ok $((! $?)) "verify with mac1's firewall on: fails"
+grep -q "^jaccl-config: mac1: the other ranks could not reach the coordinator port here; .* let jaccl-config accept connections: sudo /usr/libexec/ApplicationFirewall/socketfilterfw --add /opt/homebrew/bin/jaccl-config && sudo /usr/libexec/ApplicationFirewall/socketfilterfw --unblockapp /opt/homebrew/bin/jaccl-config$" "$t/v.err"
+ok $? "... and its hint names mac1 and the jaccl-config there" || diag "$(cat "$t/v.out" "$t/v.err")"
 sim_ssh mac1 "$fix" </dev/null >"$t/fix.out" 2>&1
 ok $? "the fix runs on mac1" || diag "$(cat "$t/fix.out")"
 doctor
 is "$(on firewall mac1)" "" "after the fix: no firewall finding on mac1"
 is "$(on coordinator mac3)$(on coordinator mac4)" "" \
     "after the fix: mac3 and mac4 reach the coordinator on mac1 (the firewall's rules let it through)"
+jv --timeout 10 --env JACCL_VERIFY_MB=1
+is "$?" 0 "after the fix: verify mac1 -- mac2 passes" || diag "$(tail -5 "$t/v.out" "$t/v.err")"
+grep -q 'could not reach the coordinator' "$t/v.err"
+ok $((!$?)) "... with no firewall hint"
 
 # --- launch: python3 is the jobs' Python --------------------------------
 python3 - "$t/hf.json" "$(sim_host_ip mac1)" "$(sim_host_ip mac3)" "$(sim_host_ip mac4)" <<'PY'
@@ -114,7 +147,7 @@ python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))[:2], open(s
 "$JACCL_CONFIG" launch -F "$cfg" --hostfile "$t/hf2.json" --python /usr/bin/python3 -- \
     -c 'print(1)' >"$t/l.out" 2>"$t/l.err"
 is "$?" 1 "launch --python /usr/bin/python3: the stub's exit status"
-grep -q '^\[0\] xcode-select: note: No developer tools were found' "$t/l.err"
+grep -Eq '^\[[01]\] xcode-select: note: No developer tools were found' "$t/l.err"
 ok $? "... and its message: --python runs PATH ARGS as mlx.launch does" || diag "$(cat "$t/l.err")"
 
 # --- watch: later rounds ask only what can change -----------------------
@@ -124,7 +157,13 @@ n0=$(wc -l <"$calls")
 s0=$(wc -l <"$sudolog" 2>/dev/null || echo 0)
 "$JACCL_CONFIG" watch -F "$cfg" --hosts mac1,mac3 --json --interval 0.2 >"$t/w.out" 2>"$t/w.err" &
 wpid=$!
-rounds() { tail -n +"$((n0 + 1))" "$calls" | grep -c 'system_profiler SPThunderboltDataType'; }
+# rounds seen: the fewest of the three commands every round runs at once
+rounds() {
+	tail -n +"$((n0 + 1))" "$calls" >"$t/wc"
+	for _c in 'system_profiler SPThunderboltDataType' 'ifconfig -a' 'ibv_devinfo'; do
+		grep -cE "[ /]$_c" "$t/wc"
+	done | sort -n | head -1
+}
 for i in $(seq 1 1200); do
 	[ "$(rounds)" -ge 4 ] && break
 	kill -0 "$wpid" 2>/dev/null || break
