@@ -438,13 +438,11 @@ py_name(const struct jc_sw *sw)
  * fact is unknown.
  */
 static void
-no_python(const struct doctor_input *in, struct doctor_report *r, size_t i,
-    const struct jc_sw *sw)
+no_python(struct doctor_report *r, size_t i, const struct jc_sw *sw)
 {
 	struct jc_buf b = { 0 };
 	bool stub = false;
 
-	(void)in;
 	if (sw->python_tried.n == 0) {
 		doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL, "Python unknown: %s",
 		    why_of(sw, SW_PYTHON, "python3 gave no version"));
@@ -497,7 +495,7 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 		if (!doctor_probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "Python and MLX")) == NULL)
 			continue;
 		if (sw->python == NULL) {
-			no_python(in, r, i, sw);
+			no_python(r, i, sw);
 			continue;
 		}
 		if (sw->mlx == JC_UNKNOWN) {
