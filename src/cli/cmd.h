@@ -39,8 +39,8 @@ void rt_verify_print(FILE *fp, json_t *report);
 void verify_print(FILE *fp, json_t *report);
 
 /*
- * When report's ranks could not reach rank 0's coordinator port (a rank's
- * "did not accept within", rank 0's "did not connect to the coordinator"),
+ * When report's ranks could not reach rank 0's coordinator port (a rank
+ * that ran says the coordinator "did not accept within" its bound),
  * the hint that names what the application firewall of rank 0's host must
  * let through: the jaccl-config there, at bin when bin is an absolute
  * path, else as that host's shell finds it (socketfilterfw --add and

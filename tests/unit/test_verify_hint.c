@@ -57,9 +57,12 @@ main(void)
 	    h ? h : "(none)");
 	is_str(host, "mac1", "... on rank 0's host");
 	free(h);
-	h = hint_of(rank0, NULL, &host);
+	h = hint_of(rank1, NULL, &host);
 	ok(h != NULL && strstr(h, "--add \"$(command -v jaccl-config)\"") != NULL,
-	    "rank 0's missing ranks, no known path: the host's own jaccl-config");
+	    "no known path: the host's own jaccl-config");
+	free(h);
+	h = hint_of(rank0, "/opt/homebrew/bin/jaccl-config", &host);
+	ok(h == NULL, "rank 0's missing rank alone (it may never have started): no hint");
 	free(h);
 	h = hint_of(rank1, "jaccl-config; rm -rf /", &host);
 	ok(h != NULL && strstr(h, "rm -rf") == NULL, "a path with shell syntax is not repeated");
