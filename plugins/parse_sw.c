@@ -85,6 +85,39 @@ parse_fw_state(const char *s, size_t len)
 	return -1;
 }
 
+bool
+parse_fw_apps(const char *s, size_t len, char **jc_path, struct jc_strv *allowed)
+{
+	size_t pos = 0;
+	char *line, *app = NULL;
+	bool listed = false;
+
+	*jc_path = NULL;
+	while ((line = next_line(s, len, &pos)) != NULL) {
+		const char *p = skip_ws(line), *c;
+
+		line[strcspn(line, "\r")] = '\0';
+		listed |= strncmp(p, "Total number of apps = ", 23) == 0;
+		if (strncmp(p, "jaccl-config at ", 16) == 0 && *jc_path == NULL &&
+		    jc_plain_word(p + 16)) {
+			*jc_path = xstrdup(p + 16);
+		} else if (isdigit((unsigned char)*p) && (c = strstr(p, " : ")) != NULL &&
+		    strspn(p, "0123456789") == (size_t)(c - p)) {
+			free(app);
+			app = jc_plain_word(c + 3) ? xstrdup(c + 3) : NULL;
+		} else if (app != NULL && strcmp(p, "(Allow incoming connections)") == 0) {
+			strv_push_owned(allowed, app);
+			app = NULL;
+		} else {
+			free(app);
+			app = NULL;
+		}
+		free(line);
+	}
+	free(app);
+	return listed;
+}
+
 static bool
 env_name_ok(const char *name, size_t n)
 {
@@ -168,6 +201,29 @@ parse_python_mlx(const char *s, size_t len, char **python, char **mlx_version)
 		free(line);
 	}
 	return mlx;
+}
+
+void
+parse_python_tried(const char *s, size_t len, struct jc_strv *tried, char **path)
+{
+	size_t pos = 0;
+	char *line;
+
+	*path = NULL;
+	while ((line = next_line(s, len, &pos)) != NULL) {
+		char *c, *w = line + 6;
+
+		line[strcspn(line, "\r")] = '\0';
+		if (strncmp(line, "tried ", 6) == 0 && (c = strrchr(w, ':')) != NULL) {
+			*c++ = '\0';
+			if (jc_plain_word(w) && strcmp(c, "ok") == 0 && *path == NULL)
+				*path = xstrdup(w);
+			else if (jc_plain_word(w) && (strcmp(c, "missing") == 0 ||
+			    strcmp(c, "stub") == 0))
+				strv_push_owned(tried, xasprintf("%s:%s", w, c));
+		}
+		free(line);
+	}
 }
 
 int
@@ -267,12 +323,15 @@ sw_from_raw(const struct jc_raw *raw, struct jc_sw *sw)
 	    (sw->fw_state = parse_fw_state(o->data, o->len)) < 0)
 		strv_push_owned(&sw->why, xasprintf("%s: no \"(State = N)\" (exit %d)",
 		    SW_FIREWALL, o->status));
+	if (o != NULL)
+		sw->fw_listed = parse_fw_apps(o->data, o->len, &sw->jc_path, &sw->fw_allowed);
 	if ((o = usable(raw, SW_ENV, sw)) != NULL && o->status == 0) {
 		sw->env_known = true;
 		parse_env_mlx(o->data, o->len, &sw->env);
 	}
 	if ((o = usable(raw, SW_PYTHON, sw)) != NULL) {
 		sw->mlx = parse_python_mlx(o->data, o->len, &sw->python, &sw->mlx_version);
+		parse_python_tried(o->data, o->len, &sw->python_tried, &sw->python_path);
 		if (sw->python == NULL)
 			strv_push_owned(&sw->why, xasprintf("%s: python3 did not run (exit %d)",
 			    SW_PYTHON, o->status));
@@ -428,6 +487,10 @@ sw_clear(struct jc_sw *sw)
 	free(sw->install_path);
 	free(sw->install_version);
 	free(sw->python);
+	free(sw->python_path);
+	free(sw->jc_path);
+	strv_free(&sw->fw_allowed);
+	strv_free(&sw->python_tried);
 	free(sw->mlx_version);
 	strv_free(&sw->env);
 	free(sw->default_if);

@@ -52,6 +52,21 @@
 	"case $s in '" JC_SVC_PREFIX "'*|'*" JC_SVC_PREFIX "'*) n=${s#\\*}; " \
 	"echo \"### $n\"; networksetup -getinfo \"$n\";; esac; done"
 
+/*
+ * macOS: the application firewall's state (socketfilterfw lives outside
+ * PATH, hence its folder added at the end); when it is on (State = 1),
+ * also the jaccl-config its rules must allow ("jaccl-config at PATH": the
+ * first on PATH, in /opt/homebrew/bin, in /usr/local/bin) and the programs
+ * they list (--listapps). The exit status is --getglobalstate's.
+ */
+#define SW_FIREWALL_SH \
+	"PATH=$PATH:/usr/libexec/ApplicationFirewall; " \
+	"jc_g=$(socketfilterfw --getglobalstate); jc_s=$?; printf '%s\\n' \"$jc_g\"; " \
+	"case $jc_g in *'(State = 1)'*) " \
+	"for jc_c in jaccl-config /opt/homebrew/bin/jaccl-config /usr/local/bin/jaccl-config; do " \
+	"jc_w=$(command -v \"$jc_c\" 2>/dev/null) && { echo \"jaccl-config at $jc_w\"; break; }; " \
+	"done; socketfilterfw --listapps;; esac; exit $jc_s"
+
 /* What `networksetup -getinfo` says of one service of ours. */
 struct jc_svcinfo {
 	char *name;		/* jc_service_name_ok */
@@ -61,12 +76,19 @@ struct jc_svcinfo {
 };
 
 /*
- * The Python part of the doctor's commands: its version, and the version
- * of the installed "mlx" distribution as its metadata says (what pip
- * reports), "-" when there is none, "?" when importlib.metadata is missing.
+ * The Python part of the doctor's commands: the Python the jobs run (the
+ * one named by --python, in the script's variable jc_want, else the first
+ * of JC_PYTHON_DEFAULT that is not macOS's stub: JC_PYTHON_FIND_SH), one
+ * line "tried WORD:RESULT" per candidate (missing, stub, ok), then that
+ * Python's version and the version of its installed "mlx" distribution as
+ * its metadata says (what pip reports), "-" when there is none, "?" when
+ * importlib.metadata is missing. DARWIN as for JC_PYTHON_FIND_SH.
  */
-#define SW_PYTHON_SCRIPT \
-	"python3 -c 'import sys\n" \
+#define SW_PYTHON_SH(DARWIN) \
+	JC_PYTHON_FIND_SH("${jc_want:-" JC_PYTHON_DEFAULT "}", DARWIN) \
+	"for jc_t in $jc_why; do echo \"tried $jc_t\"; done; " \
+	"[ -n \"$jc_py\" ] || exit 1; echo \"tried ${jc_py}:ok\"; " \
+	"\"$jc_py\" -c 'import sys\n" \
 	"print(\"python\", sys.version.split()[0])\n" \
 	"try:\n" \
 	"    import importlib.metadata as m\n" \
@@ -75,14 +97,19 @@ struct jc_svcinfo {
 	"try:\n" \
 	"    print(\"mlx\", m.version(\"mlx\"))\n" \
 	"except m.PackageNotFoundError:\n" \
-	"    print(\"mlx -\")\n'"
+	"    print(\"mlx -\")\n' </dev/null"
 
 /* What the doctor's outputs say about one host; unknowns as noted. */
 struct jc_sw {
 	bool gathered;		/* any of the doctor's outputs is there */
 	long sleep;		/* pmset's system sleep timer, minutes; -1 unknown */
 	int fw_state;		/* socketfilterfw global state 0, 1, 2; -1 unknown */
+	char *jc_path;		/* jaccl-config on the host (SW_FIREWALL_SH), or NULL */
+	struct jc_strv fw_allowed;	/* programs the firewall lets accept connections */
+	bool fw_listed;		/* fw_allowed and jc_path were asked (State = 1) */
 	char *python;		/* "3.12.4", or NULL when unknown */
+	char *python_path;	/* the Python that ran ("tried P:ok"), or NULL */
+	struct jc_strv python_tried;	/* "WORD:missing" / "PATH:stub" passed over */
 	int mlx;		/* enum jc_tri: installed (mlx_version), not, unknown */
 	char *mlx_version;
 	bool env_known;		/* env holds every MLX_* / JACCL_* variable set */
@@ -115,6 +142,15 @@ long parse_pmset_sleep(const char *s, size_t len);
 int parse_fw_state(const char *s, size_t len);
 
 /*
+ * The rest of SW_FIREWALL_SH's output: *jc_path the "jaccl-config at
+ * PATH" (new string) or NULL, and each program --listapps lists with
+ * "(Allow incoming connections)" appended to allowed. Paths that are not
+ * jc_plain_word are left out. Returns true when the listing is there
+ * ("Total number of apps"): the output of a doctor that asks for them.
+ */
+bool parse_fw_apps(const char *s, size_t len, char **jc_path, struct jc_strv *allowed);
+
+/*
  * Lines "NAME=VALUE" of `env` whose NAME starts with MLX_ or JACCL_ (and
  * is made of letters, digits and '_'), appended to out sorted by name;
  * values are kept printable (hostfile_printable) and at most 200 bytes.
@@ -127,6 +163,14 @@ void parse_env_mlx(const char *s, size_t len, struct jc_strv *out);
  * get new strings or NULL; returns the enum jc_tri of "mlx is installed".
  */
 int parse_python_mlx(const char *s, size_t len, char **python, char **mlx_version);
+
+/*
+ * The "tried WORD:RESULT" lines of the same output: each candidate passed
+ * over ("python3:missing", "/usr/bin/python3:stub") appended to tried, and
+ * *path the one that ran ("ok"; new string) or NULL. Words that are not
+ * jc_plain_word and unknown results are left out.
+ */
+void parse_python_tried(const char *s, size_t len, struct jc_strv *tried, char **path);
 
 /*
  * macOS `route -n get default` with its exit status: *iface gets the

@@ -31,7 +31,7 @@
 /* The doctor's commands (parse_sw.h): as on macOS, less pmset and the firewall. */
 static const struct jc_probe_cmd linux_doctor_cmds[] = {
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
-	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_PYTHON, SW_PYTHON_SH("false") },
 	{ SW_ROUTE_LINUX, "ip route show default" },
 	{ SW_INSTALL, SW_INSTALL_SH },
 	{ NULL, NULL },
@@ -99,6 +99,16 @@ static const struct jc_probe_cmd linux_cmds[] = {
 static const char *const linux_cabling_cmds[] = {
 	"uname.txt", "hostname.txt", "ip-j-addr.txt", "ip-j-link.txt", "thunderbolt.txt",
 	"neigh.txt", "mgmt.txt", NULL,
+};
+
+/*
+ * What changes while a Linux host runs, for watch's later looks: the
+ * interfaces' links and addresses, the Thunderbolt devices, the RDMA port
+ * states and the neighbours on each cable.
+ */
+static const char *const linux_watch_cmds[] = {
+	"ip-j-addr.txt", "ip-j-link.txt", "thunderbolt.txt", "infiniband.txt", "neigh.txt",
+	NULL,
 };
 
 static bool
@@ -493,6 +503,7 @@ const struct jc_platform_ops jc_platform_linux = {
 	.cmds = linux_cmds,
 	.doctor_cmds = linux_doctor_cmds,
 	.cabling_cmds = linux_cabling_cmds,
+	.watch_cmds = linux_watch_cmds,
 	.parse = linux_parse,
 	.setup = linux_setup,
 	.persist = linux_persist,

@@ -71,18 +71,29 @@ static const char *const macos_cabling_cmds[] = {
 };
 
 /*
+ * What changes while a Mac runs, for watch's later looks: the cables and
+ * their speeds, the interfaces' carriers and addresses, the RDMA port
+ * states. Model, macOS version, port map, routes, RDMA's switch (it takes
+ * a reboot) and sudo stay as the first look found them.
+ */
+static const char *const macos_watch_cmds[] = {
+	TB_JSON, "ifconfig.txt", "ibv_devinfo.txt", NULL,
+};
+
+/*
  * The doctor's commands (parse_sw.h). socketfilterfw lives outside PATH
  * on a Mac, hence its folder added at the end. The environment is the one
  * any command started over SSH sees (mlx.launch's among them): only the
- * MLX_* and JACCL_* variables leave the host. The Python script prints
- * its version and the installed mlx distribution's ("-": none).
+ * MLX_* and JACCL_* variables leave the host. The Python script finds
+ * the Python the jobs run (never running macOS's stub, which could ask on
+ * the Mac's screen to install the Command Line Tools) and prints its
+ * version and the installed mlx distribution's ("-": none).
  */
 static const struct jc_probe_cmd macos_doctor_cmds[] = {
 	{ SW_PMSET, "pmset -g" },
-	{ SW_FIREWALL, "PATH=$PATH:/usr/libexec/ApplicationFirewall; "
-	  "socketfilterfw --getglobalstate" },
+	{ SW_FIREWALL, SW_FIREWALL_SH },
 	{ SW_ENV, "env | grep -E '^(MLX|JACCL)_'; true" },
-	{ SW_PYTHON, SW_PYTHON_SCRIPT },
+	{ SW_PYTHON, SW_PYTHON_SH("true") },
 	{ SW_ROUTE_MACOS, "route -n get default 2>&1" },
 	{ SW_NETSVC, SW_NETSVC_SH },
 	{ SW_INSTALL, SW_INSTALL_SH },
@@ -736,6 +747,7 @@ const struct jc_platform_ops jc_platform_macos = {
 	.cmds = macos_cmds,
 	.doctor_cmds = macos_doctor_cmds,
 	.cabling_cmds = macos_cabling_cmds,
+	.watch_cmds = macos_watch_cmds,
 	.parse = macos_parse,
 	.setup = macos_setup,
 	.persist = macos_persist,

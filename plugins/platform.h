@@ -155,6 +155,14 @@ struct jc_platform_ops {
 	 */
 	const char *const *cabling_cmds;
 	/*
+	 * The names of the cmds whose answers change while the host runs
+	 * (cables and their peers, carriers, addresses, RDMA port states),
+	 * NULL-terminated: after its first look watch asks only these and
+	 * keeps the first look's answers to the others (the model, the
+	 * system's version, the port map). NULL: all of them.
+	 */
+	const char *const *watch_cmds;
+	/*
 	 * Fill h (whose name/target are already set) from raw. A missing output
 	 * leaves what depends on it unknown and adds a note; never fails for
 	 * that. Returns a negative value with err filled only when an output

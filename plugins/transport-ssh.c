@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <libssh/callbacks.h>
@@ -151,6 +153,31 @@ check_host_key(ssh_session ssh, const char *host, const struct tr_opts *o, struc
 	}
 }
 
+/*
+ * EHOSTUNREACH: the hint of tr_lan_hint() for the address ssh tried (its
+ * HostName, resolved when it is a name), this system and its terminal.
+ */
+static const char *
+lan_hint(ssh_session ssh, char *buf, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char addr[INET6_ADDRSTRLEN] = "", *name = NULL;
+	const char *h = NULL;
+	struct utsname u;
+
+	if (uname(&u) != 0 || ssh_options_get(ssh, SSH_OPTIONS_HOST, &name) != SSH_OK)
+		return NULL;
+	if (getaddrinfo(name, NULL, &hints, &ai) == 0 && ai != NULL)
+		getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr), NULL, 0,
+		    NI_NUMERICHOST);
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	ssh_string_free_char(name);
+	if (addr[0] != '\0')
+		h = tr_lan_hint(addr, u.sysname, u.release, getenv("TERM_PROGRAM"), buf, len);
+	return h;
+}
+
 int
 tr_connect(const char *host, const char *user, int port, const struct tr_opts *o,
     struct tr_session **out, struct jc_err *err)
@@ -193,7 +220,12 @@ tr_connect(const char *host, const char *user, int port, const struct tr_opts *o
 	ssh_options_set(ssh, SSH_OPTIONS_NODELAY, &nodelay);
 
 	if (ssh_connect(ssh) != SSH_OK) {
-		r = jc_fail(err, TR_ECONNECT, "cannot connect to %s: %s", host, ssh_get_error(ssh));
+		char hint[512];
+		const char *h = strstr(ssh_get_error(ssh), "No route to host") != NULL ?
+		    lan_hint(ssh, hint, sizeof(hint)) : NULL;
+
+		r = jc_fail(err, TR_ECONNECT, "cannot connect to %s: %s%s%s", host,
+		    ssh_get_error(ssh), h ? ": " : "", h ? h : "");
 		ssh_free(ssh);
 		return r;
 	}

@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +88,57 @@ tp_close(struct jc_conn *c)
 {
 	if (c != NULL)
 		c->t->ops->close(c);
+}
+
+/* addr is an address of the local network: private or link-local. */
+static bool
+lan_address(const char *addr)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET, addr, a) == 1)
+		return a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
+		    (a[0] == 192 && a[1] == 168) || (a[0] == 169 && a[1] == 254);
+	if (inet_pton(AF_INET6, addr, a) == 1)
+		return (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) || (a[0] & 0xfe) == 0xfc;
+	return false;
+}
+
+const char *
+tr_lan_hint(const char *addr, const char *sysname, const char *release,
+    const char *term_program, char *buf, size_t len)
+{
+	static const struct {
+		const char *term, *app;
+	} apps[] = {
+		{ "iTerm.app", "iTerm" },
+		{ "ghostty", "Ghostty" },
+		{ "vscode", "Visual Studio Code" },
+		{ "WezTerm", "WezTerm" },
+		{ "WarpTerminal", "Warp" },
+	};
+	const char *app = NULL;
+	char *end;
+	long major;
+
+	if (addr == NULL || sysname == NULL || release == NULL || strcmp(sysname, "Darwin") != 0)
+		return NULL;
+	major = strtol(release, &end, 10);
+	if (end == release || major < 24 || !lan_address(addr))
+		return NULL;
+	if (term_program != NULL && strcmp(term_program, "Apple_Terminal") == 0)
+		return NULL;
+	for (size_t i = 0; term_program != NULL && i < sizeof(apps) / sizeof(apps[0]); i++)
+		if (strcmp(term_program, apps[i].term) == 0)
+			app = apps[i].app;
+	if (app != NULL)
+		snprintf(buf, len, "macOS lets an app reach the local network only once it is "
+		    "allowed: turn %s on in System Settings > Privacy & Security > Local Network "
+		    "(or run this from Terminal, which needs no permission)", app);
+	else
+		snprintf(buf, len, "macOS lets an app reach the local network only once it is "
+		    "allowed: turn the app this runs in (iTerm, Ghostty, Visual Studio Code ...) on "
+		    "in System Settings > Privacy & Security > Local Network (Terminal needs no "
+		    "permission)");
+	return buf;
 }

@@ -277,4 +277,20 @@ int tp_dialog(struct jc_conn *c, const char *command, const char *in, size_t inl
     struct jc_err *err);
 void tp_close(struct jc_conn *c);
 
+/*
+ * The hint for a connection from this client to addr (an IP literal) that
+ * failed with EHOSTUNREACH ("No route to host"), or NULL when none applies.
+ * macOS 15 and later (Darwin 24) give a program started from an app that
+ * was not allowed Local Network access that error for every address of the
+ * local network, so the hint applies only when sysname is "Darwin", the
+ * major of release is 24 or more and addr is private or link-local (IPv4
+ * 10/8, 172.16/12, 192.168/16, 169.254/16; IPv6 fe80::/10, fc00::/7). It
+ * names the app to allow, from term_program (the terminal's TERM_PROGRAM:
+ * iTerm.app, ghostty, vscode ...; NULL when unset); Terminal.app
+ * ("Apple_Terminal") needs no permission, so then there is none. Pure:
+ * the text is written to buf (len bytes) and buf returned.
+ */
+const char *tr_lan_hint(const char *addr, const char *sysname, const char *release,
+    const char *term_program, char *buf, size_t len);
+
 #endif

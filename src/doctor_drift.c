@@ -425,11 +425,66 @@ most_common(const char *const *v, size_t n)
 	return best;
 }
 
+/* How host sw's jobs call their Python: the path that ran, else "python3". */
+static const char *
+py_name(const struct jc_sw *sw)
+{
+	return sw->python_path != NULL ? sw->python_path : "python3";
+}
+
+/*
+ * Host i has no Python the jobs could run: say what was tried (the
+ * candidates and macOS's stub) when the doctor's script said it, else the
+ * fact is unknown.
+ */
+static void
+no_python(struct doctor_report *r, size_t i, const struct jc_sw *sw)
+{
+	struct jc_buf b = { 0 };
+	bool stub = false;
+
+	if (sw->python_tried.n == 0) {
+		doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL, "Python unknown: %s",
+		    why_of(sw, SW_PYTHON, "python3 gave no version"));
+		return;
+	}
+	for (size_t k = 0; k < sw->python_tried.n; k++) {
+		const char *t = sw->python_tried.v[k], *c = strrchr(t, ':');
+		int n = (int)(c - t);
+
+		if (strcmp(c, ":stub") == 0) {
+			stub = true;
+			buf_printf(&b, "%s%.*s is macOS's stub (without the Command Line Tools it "
+			    "only asks to install them)", b.len ? "; " : "", n, t);
+		} else {
+			buf_printf(&b, "%s%.*s is not there", b.len ? "; " : "", n, t);
+		}
+	}
+	if (sw->python_path != NULL)
+		buf_printf(&b, "%s%s did not run (%s)", b.len ? "; " : "", sw->python_path,
+		    why_of(sw, SW_PYTHON, "no version"));
+	doctor_add(r, DOCTOR_ERROR, (long)i, NULL, 0, stub ?
+	    "brew install python, then /opt/homebrew/bin/python3 -m pip install mlx (or "
+	    "xcode-select --install for Apple's Python 3.9); --python PATH names another" :
+	    "install Python and mlx on this host, or name the jobs' Python with --python PATH",
+	    "no Python for the jobs: %s", b.data);
+	buf_free(&b);
+}
+
+/*
+ * Python and mlx as the jobs see them (the Python of --python, else the
+ * host's python3 unless macOS's stub, else Homebrew's): a host without a
+ * Python is an error; one whose Python has no mlx is an error when other
+ * hosts have it, else a warning (nothing to compare); versions of mlx are
+ * compared only between the hosts where it was found.
+ */
 void
 doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 {
 	const char **py = xcalloc(in->n + 1, sizeof(*py)), **mx = xcalloc(in->n + 1, sizeof(*mx));
-	size_t *hs = xcalloc(in->n + 1, sizeof(*hs)), nh = 0, npy = 0, nmx = 0;
+	const struct jc_sw **sws = xcalloc(in->n + 1, sizeof(*sws));
+	size_t *hs = xcalloc(in->n + 1, sizeof(*hs)), *ms = xcalloc(in->n + 1, sizeof(*ms));
+	size_t nh = 0, nm = 0;
 	struct jc_buf bp = { 0 }, bm = { 0 };
 	bool py_differ = false, mx_differ = false;
 	const char *want;
@@ -440,33 +495,58 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 		if (!doctor_probed(&in->hosts[i]) || (sw = sw_of(in, r, i, "Python and MLX")) == NULL)
 			continue;
 		if (sw->python == NULL) {
-			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL, "Python unknown: %s",
-			    why_of(sw, SW_PYTHON, "python3 gave no version"));
+			no_python(r, i, sw);
 			continue;
 		}
 		if (sw->mlx == JC_UNKNOWN) {
 			doctor_add(r, DOCTOR_UNKNOWN, (long)i, NULL, 0, NULL,
-			    "MLX version unknown (python3 %s cannot read package metadata)",
-			    sw->python);
+			    "MLX version unknown (%s, Python %s, cannot read package metadata)",
+			    py_name(sw), sw->python);
 			continue;
 		}
+		sws[i] = sw;
 		hs[nh++] = i;
 		py[i] = sw->python;
-		mx[i] = sw->mlx == JC_YES ? sw->mlx_version : "not installed";
-		py_differ |= npy++ > 0 && strcmp(py[hs[0]], py[i]) != 0;
-		mx_differ |= nmx++ > 0 && strcmp(mx[hs[0]], mx[i]) != 0;
+		py_differ |= nh > 1 && strcmp(py[hs[0]], py[i]) != 0;
 		buf_printf(&bp, "%s%s %s", bp.len ? ", " : "", in->hosts[i].name, py[i]);
+		if (sw->mlx != JC_YES)
+			continue;
+		mx[i] = sw->mlx_version;
+		ms[nm++] = i;
+		mx_differ |= nm > 1 && strcmp(mx[ms[0]], mx[i]) != 0;
 		buf_printf(&bm, "%s%s %s", bm.len ? ", " : "", in->hosts[i].name, mx[i]);
 	}
-	if (mx_differ) {
+	want = most_common(mx, in->n);
+	for (size_t k = 0; k < nh; k++) {
+		const struct jc_sw *sw = sws[hs[k]];
 		char *fix;
 
-		want = most_common(mx, in->n);
-		fix = want != NULL && strcmp(want, "not installed") != 0 ?
-		    xasprintf("python3 -m pip install mlx==%s (on the hosts with another "
-		    "version)", want) : xstrdup("python3 -m pip uninstall mlx (on the hosts "
-		    "that have it), or install it everywhere");
-		doctor_add(r, DOCTOR_ERROR, -1, hs, nh, fix, "MLX differs between hosts: %s",
+		if (sw->mlx == JC_YES)
+			continue;
+		if (in->hosts[hs[k]].os == JC_OS_MACOS && strcmp(py_name(sw), "/usr/bin/python3") == 0)
+			/* Apple's: it sees neither Homebrew's packages nor a venv's */
+			fix = xasprintf("install mlx%s%s in the Python the jobs should run "
+			    "(/opt/homebrew/bin/python3 -m pip install mlx%s%s after brew install "
+			    "python) and name it with --python /opt/homebrew/bin/python3",
+			    want ? "==" : "", want ? want : "", want ? "==" : "", want ? want : "");
+		else
+			fix = xasprintf("%s -m pip install mlx%s%s, or name a Python that has it "
+			    "with --python PATH", py_name(sw), want ? "==" : "", want ? want : "");
+		if (want != NULL)
+			doctor_add(r, DOCTOR_ERROR, (long)hs[k], NULL, 0, fix,
+			    "no mlx in this Python (%s, Python %s), where the other hosts' jobs "
+			    "import mlx %s", py_name(sw), sw->python, want);
+		else
+			doctor_add(r, DOCTOR_WARNING, (long)hs[k], NULL, 0, fix,
+			    "no mlx in this Python (%s, Python %s): an MLX job fails here with "
+			    "\"No module named 'mlx'\"", py_name(sw), sw->python);
+		free(fix);
+	}
+	if (mx_differ) {
+		char *fix = xasprintf("python3 -m pip install mlx==%s (on the hosts with another "
+		    "version)", want);
+
+		doctor_add(r, DOCTOR_ERROR, -1, ms, nm, fix, "MLX differs between hosts: %s",
 		    bm.data);
 		free(fix);
 	}
@@ -478,7 +558,9 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 	buf_free(&bm);
 	free(py);
 	free(mx);
+	free(sws);
 	free(hs);
+	free(ms);
 }
 
 /* The value of NAME in an env list ("NAME=VALUE"), or NULL. */
@@ -572,6 +654,66 @@ doctor_chk_sleep(const struct doctor_input *in, struct doctor_report *r)
 	}
 }
 
+/* The firewall of sw lets path (or a program of the same name, "jaccl-config") accept. */
+static bool
+fw_allows(const struct jc_sw *sw, const char *path, const char *name)
+{
+	for (size_t k = 0; k < sw->fw_allowed.n; k++) {
+		const char *a = sw->fw_allowed.v[k], *base = strrchr(a, '/');
+
+		if ((path != NULL && strcmp(a, path) == 0) ||
+		    (name != NULL && strcmp(base ? base + 1 : a, name) == 0))
+			return true;
+	}
+	return false;
+}
+
+#define FW_TOOL "/usr/libexec/ApplicationFirewall/socketfilterfw"
+
+/* Append to fix the two commands that let path accept connections. */
+static void
+fw_allow_cmds(struct jc_buf *fix, const char *path)
+{
+	buf_printf(fix, "%ssudo " FW_TOOL " --add %s && sudo " FW_TOOL " --unblockapp %s",
+	    fix->len ? "; " : "", path, path);
+}
+
+/*
+ * The firewall is on (State = 1): a program it has not allowed waits for a
+ * click on the Mac's screen before it may accept a connection. verify's
+ * ranks (jaccl-config, at its path on this host) and the jobs' Python
+ * must be allowed; a host where both are is fine.
+ */
+static void
+firewall_on(struct doctor_report *r, size_t i, const struct jc_sw *sw)
+{
+	struct jc_buf fix = { 0 }, what = { 0 };
+	const char *jc = sw->jc_path != NULL ? sw->jc_path : "/opt/homebrew/bin/jaccl-config";
+	bool listed = sw->fw_listed;
+
+	/* the program at its path when it is known, else one of its name */
+	if (!fw_allows(sw, sw->jc_path, sw->jc_path ? NULL : "jaccl-config")) {
+		fw_allow_cmds(&fix, jc);
+		buf_printf(&what, "jaccl-config%s%s%s (verify's ranks)", sw->jc_path ? " at " : "",
+		    sw->jc_path ? sw->jc_path : "", sw->jc_path || !listed ? "" :
+		    ", not found on this host");
+	}
+	if (sw->python_path != NULL && !fw_allows(sw, sw->python_path, NULL)) {
+		fw_allow_cmds(&fix, sw->python_path);
+		buf_printf(&what, "%s%s (the jobs' Python)", what.len ? ", " : "", sw->python_path);
+	} else if (sw->python_path == NULL && !listed) {
+		/* a bundle of an older doctor: neither is known */
+		buf_printf(&fix, "; sudo " FW_TOOL " --add \"$(command -v python3)\"");
+		buf_puts(&what, ", python3 (the jobs' Python)");
+	}
+	if (what.len > 0)
+		doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0, fix.data,
+		    "the application firewall is on (State = 1): incoming connections to a "
+		    "program it has not allowed (%s) wait for a click on this Mac", what.data);
+	buf_free(&fix);
+	buf_free(&what);
+}
+
 void
 doctor_chk_firewall(const struct doctor_input *in, struct doctor_report *r)
 {
@@ -591,10 +733,6 @@ doctor_chk_firewall(const struct doctor_input *in, struct doctor_report *r)
 			    "the application firewall blocks all incoming connections (State = 2): "
 			    "the other ranks cannot reach the coordinator or ring ports here");
 		else if (sw->fw_state == 1)
-			doctor_add(r, DOCTOR_WARNING, (long)i, NULL, 0,
-			    "sudo /usr/libexec/ApplicationFirewall/socketfilterfw --add "
-			    "\"$(command -v python3)\"",
-			    "the application firewall is on (State = 1): incoming connections to a "
-			    "program it has not allowed (python3) wait for a click on this Mac");
+			firewall_on(r, i, sw);
 	}
 }

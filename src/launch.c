@@ -164,6 +164,7 @@ launch_script_bin(const struct launch_env *e, char *const *argv, size_t argc,
     struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
+	size_t first = 0;
 
 	if (argc == 0) {
 		jc_fail(err, -EINVAL, "No script is provided");
@@ -213,8 +214,15 @@ launch_script_bin(const struct launch_env *e, char *const *argv, size_t argc,
 			buf_puts(&b, "; ");
 		}
 	}
-	buf_puts(&b, "exec");
-	for (size_t i = 0; i < argc; i++) {
+	/* python3: the host's, unless macOS's stub, else Homebrew's (JC_PYTHON_FIND_SH) */
+	if (strcmp(argv[0], "python3") == 0) {
+		buf_puts(&b, JC_PYTHON_FIND_SH(JC_PYTHON_DEFAULT, "[ \"$(uname -s)\" = Darwin ]")
+		    "exec \"${jc_py:-python3}\"");
+		first = 1;
+	} else {
+		buf_puts(&b, "exec");
+	}
+	for (size_t i = first; i < argc; i++) {
 		buf_puts(&b, " ");
 		if (i == 0 && nbin > 0)
 			buf_puts(&b, "\"$jc_b\"");

@@ -109,7 +109,9 @@ void launch_quote(struct jc_buf *b, const char *s);
  * temporary folder (named after tag, letters and digits, when not NULL),
  * write the pidfile there and print LAUNCH_MARK and the folder, cd to cwd
  * if it exists (cwd may be NULL), export the variables of e in order (file
- * variables written into the folder), exec argv. Returns a new string, or
+ * variables written into the folder), exec argv (an argv[0] of "python3"
+ * is the host's Python as JC_PYTHON_FIND_SH finds it, or "python3" when it
+ * finds none). Returns a new string, or
  * NULL with err filled when a key is not [A-Za-z0-9_]+, the tag is not
  * alphanumeric or argc is 0.
  */

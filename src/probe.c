@@ -101,12 +101,25 @@ for_cabling(const struct jc_platform_ops *p, const struct jc_probe_cmd *c)
 	return false;
 }
 
+/* Command c of platform p answers what can change while the host runs. */
+static bool
+for_watch(const struct jc_platform_ops *p, const struct jc_probe_cmd *c)
+{
+	if (p->watch_cmds == NULL)
+		return true;
+	for (size_t i = 0; p->watch_cmds[i] != NULL; i++)
+		if (strcmp(p->watch_cmds[i], c->name) == 0)
+			return true;
+	return false;
+}
+
 /* Command c of p runs in a process of its own (no uname, nothing left out). */
 static bool
 own_process(const struct jc_platform_ops *p, const struct jc_probe_cmd *c, unsigned leave_out)
 {
 	return !from_uname(c) && !((leave_out & PROBE_NO_SUDO) && sudo_check(c)) &&
-	    !((leave_out & PROBE_CABLING_ONLY) && !for_cabling(p, c));
+	    !((leave_out & PROBE_CABLING_ONLY) && !for_cabling(p, c)) &&
+	    !((leave_out & PROBE_CHANGING_ONLY) && !for_watch(p, c));
 }
 
 /*
@@ -274,19 +287,32 @@ probe_script_for(double command_timeout, bool doctor)
 char *
 probe_script_opts(double command_timeout, bool doctor, unsigned leave_out)
 {
+	return probe_script_python(command_timeout, doctor, leave_out, NULL);
+}
+
+char *
+probe_script_python(double command_timeout, bool doctor, unsigned leave_out, const char *python)
+{
 	struct jc_buf b = { 0 };
 	long to = command_timeout > 0 ? (long)(command_timeout + 0.999) : 60;
 
-	buf_puts(&b,
-	    "IFS= read -r T || exit 97\n"
-	    "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
+	buf_puts(&b, "IFS= read -r T || exit 97\n");
+	if (leave_out & PROBE_UNAME_GIVEN)
+		buf_puts(&b, "IFS= read -r jc_s || exit 97\nIFS= read -r jc_u\n");
+	buf_puts(&b, "PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n");
+	if (python != NULL && jc_plain_word(python)) {
+		buf_puts(&b, "jc_want=");
+		jc_sh_quote(&b, python);
+		buf_puts(&b, "\n");
+	}
 	buf_printf(&b, "jc_to=%ld\n", to);
 	script_helpers(&b);
 	for (size_t i = 0; i < JC_ARRAY_LEN(probe_platforms); i++)
 		script_platform(&b, probe_platforms[i], i, doctor, leave_out);
 	/* one uname for the system's name and the host name */
+	if (!(leave_out & PROBE_UNAME_GIVEN))
+		buf_puts(&b, "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n");
 	buf_puts(&b,
-	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
 	    "set -f; set -- $jc_u; set +f\n"
 	    "printf '%s B uname.txt\\n%s\\n\\n%s E uname.txt %d\\n' \"$T\" \"$1\" \"$T\" \"$jc_s\"\n"
 	    "case $1 in\n");
@@ -722,8 +748,9 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	make_token(sh.token);
-	script = probe_script_opts(o->command_timeout, o->doctor,
-	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0));
+	script = probe_script_python(o->command_timeout, o->doctor,
+	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0),
+	    o->python);
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

@@ -53,6 +53,11 @@ struct probe_opts {
 	 * cabling_cmds); the facts of the others stay unknown
 	 */
 	bool cabling_only;
+	/*
+	 * the doctor: the Python the jobs run (--python; a jc_plain_word),
+	 * asked instead of JC_PYTHON_DEFAULT's; NULL: those
+	 */
+	const char *python;
 	/* how hosts are reached; NULL: transport_default(&tr, from) */
 	struct jc_transport *transport;
 	/*
@@ -112,10 +117,23 @@ enum {
 	PROBE_NO_SUDO = 1u << 0,
 	/* the commands the cable graph does without (jc_platform_ops.cabling_cmds) */
 	PROBE_CABLING_ONLY = 1u << 1,
+	/* the commands whose answers do not change while the host runs
+	 * (those not in jc_platform_ops.watch_cmds: model, version, ...) */
+	PROBE_CHANGING_ONLY = 1u << 2,
+	/* uname -sn itself: its exit status and its answer come on the
+	 * second and third lines of the standard input, after the token */
+	PROBE_UNAME_GIVEN = 1u << 3,
 };
 
 /* The same, without what leave_out (PROBE_* flags) names. */
 char *probe_script_opts(double command_timeout, bool doctor, unsigned leave_out);
+
+/*
+ * The same, the doctor's Python command asking python (a jc_plain_word;
+ * else, or NULL, the default candidates: SW_PYTHON_SH).
+ */
+char *probe_script_python(double command_timeout, bool doctor, unsigned leave_out,
+    const char *python);
 
 /*
  * Split a script's standard output (framed with token) into raw, one

@@ -100,6 +100,32 @@ void jc_sh_quote(struct jc_buf *b, const char *s);
 char *jc_self_path(void);
 
 /*
+ * Shell text that finds the Python the jobs run: the first of CANDS (shell
+ * words: "python3 /opt/homebrew/bin/python3", the doctor's and launch's
+ * default) that is there and is not macOS's /usr/bin/python3 stub, the
+ * shim of a Mac without the Command Line Tools, which only asks to install
+ * them. On a Mac (DARWIN, a shell test) the shim is real when the Command
+ * Line Tools or xcode-select's developer folder hold a python3, asked
+ * without running it (the stub may open an install dialog on the Mac's
+ * screen); where there is no xcode-select to ask, it is run once and its
+ * message recognised. Sets jc_py to the path found (empty when none) and
+ * jc_why to one "WORD:missing" or "PATH:stub" per candidate passed over.
+ * The same in sh, bash and zsh.
+ */
+#define JC_PYTHON_FIND_SH(CANDS, DARWIN) \
+	"jc_py= jc_why=; for jc_c in " CANDS "; do " \
+	"jc_w=$(command -v \"$jc_c\" 2>/dev/null) || { jc_why=\"$jc_why ${jc_c}:missing\"; continue; }; " \
+	"if [ \"$jc_w\" = /usr/bin/python3 ] && " DARWIN " && " \
+	"[ ! -x /Library/Developer/CommandLineTools/usr/bin/python3 ] && " \
+	"if [ -x /usr/bin/xcode-select ]; then " \
+	"! { jc_x=$(/usr/bin/xcode-select -p 2>/dev/null) && [ -x \"$jc_x/usr/bin/python3\" ]; }; " \
+	"else \"$jc_w\" -c '' </dev/null 2>&1 | grep -q xcode-select; fi; " \
+	"then jc_why=\"$jc_why ${jc_w}:stub\"; continue; fi; jc_py=$jc_w; break; done; "
+
+/* The Python candidates when none is named (--python). */
+#define JC_PYTHON_DEFAULT "python3 /opt/homebrew/bin/python3"
+
+/*
  * A fresh token of len characters (len even, at least 4) into out[0..len],
  * NUL-terminated: the two characters of prefix (so that it is never a
  * number or an option), then hex digits from /dev/urandom, else from the

@@ -23,7 +23,15 @@ char *
 wl_command(double interval, double command_timeout)
 {
 	struct jc_buf loop = { 0 }, cmd = { 0 };
-	char *probe = probe_script(command_timeout);
+	/*
+	 * The first look is the whole probe but its sudo check (watch neither
+	 * sets up nor reports sudo); the later ones ask only what can change
+	 * (PROBE_CHANGING_ONLY), the parser taking the rest from the first
+	 * (wl_parse). uname -sn runs once, for all of them.
+	 */
+	char *probe = probe_script_opts(command_timeout, false, PROBE_NO_SUDO | PROBE_UNAME_GIVEN);
+	char *again = probe_script_opts(command_timeout, false,
+	    PROBE_NO_SUDO | PROBE_UNAME_GIVEN | PROBE_CHANGING_ONLY);
 
 	/*
 	 * kill -TERM 0: the loop is the session's process group (sshd starts
@@ -34,15 +42,20 @@ wl_command(double interval, double command_timeout)
 	buf_puts(&loop, "# jaccl-config watch loop\n"
 	    "IFS= read -r T || exit 97\n"
 	    "trap 'trap - TERM HUP INT; kill -TERM 0 2>/dev/null; exit 143' TERM HUP INT\n"
+	    "jc_u=$(uname -sn </dev/null 2>/dev/null); jc_s=$?\n"
 	    "jc_p=");
 	jc_sh_quote(&loop, probe);
+	buf_puts(&loop, "\njc_q=");
+	jc_sh_quote(&loop, again);
 	buf_printf(&loop, "\nwhile :; do\n"
-	    "\tprintf '%%s\\n' \"$T\" | /bin/sh -c \"$jc_p\" &\n"
+	    "\tprintf '%%s\\n%%s\\n%%s\\n' \"$T\" \"$jc_s\" \"$jc_u\" | /bin/sh -c \"$jc_p\" &\n"
 	    "\twait $!\n"
 	    "\tprintf '%%s S\\n' \"$T\" || exit 0\n"
+	    "\tjc_p=$jc_q\n"
 	    "\tsleep %.3f </dev/null >/dev/null 2>&1 &\n"
 	    "\twait $!\n"
 	    "done\n", interval);
+	free(again);
 	buf_puts(&cmd, "exec /bin/sh -c ");
 	jc_sh_quote(&cmd, loop.data);
 	buf_free(&loop);
@@ -76,7 +89,7 @@ wl_snapshot_end(const char *token, const char *buf, size_t len, size_t *body_len
 
 int
 wl_parse(const char *token, const char *name, const char *body, size_t len,
-    struct jc_host **out, struct jc_err *err)
+    struct jc_raw *first, struct jc_host **out, struct jc_err *err)
 {
 	struct jc_raw raw = { 0 };
 	struct jc_host *h = xcalloc(1, sizeof(*h));
@@ -90,8 +103,18 @@ wl_parse(const char *token, const char *name, const char *body, size_t len,
 	r = probe_split(token, body, len, &raw, NULL, 0, err);
 	if (r >= 0 && raw_get(&raw, "uname.txt") == NULL)
 		r = jc_fail(err, -EPROTO, "%s: a snapshot without the system's name", name);
+	for (size_t i = 0; r >= 0 && first != NULL && i < first->n; i++) {
+		const struct jc_raw_out *o = &first->outs[i];
+
+		if (raw_get(&raw, o->name) == NULL)
+			raw_add(&raw, o->name, o->data, o->len, o->status);
+	}
 	if (r >= 0)
 		r = probe_parse_raw(h, &raw, err);
+	if (r >= 0 && first != NULL && first->n == 0) {
+		*first = raw;
+		raw = (struct jc_raw){ 0 };
+	}
 	raw_clear(&raw);
 	if (r < 0) {
 		jc_host_clear(h);
@@ -113,6 +136,7 @@ struct wl_host {
 	bool started;
 	/* the stream of the current session */
 	struct jc_buf buf;
+	struct jc_raw first;	/* the answers of its first look */
 	double last;		/* when the last snapshot (or the start) came */
 	bool stalled, over;
 };
@@ -194,7 +218,7 @@ on_data(void *arg, int fd, const char *data, size_t len)
 		struct jc_host *inv = NULL;
 		struct jc_err err = { 0 };
 
-		if (wl_parse(w->tok, h->name, h->buf.data, body, &inv, &err) == 0)
+		if (wl_parse(w->tok, h->name, h->buf.data, body, &h->first, &inv, &err) == 0)
 			push(w, h->i, WL_SNAPSHOT, inv, NULL, 0);
 		else
 			push(w, h->i, WL_BAD, NULL, err.msg, 0);
@@ -257,6 +281,7 @@ host_thread(void *arg)
 		gone = false;
 		attempts = 0;
 		h->buf.len = 0;
+		raw_clear(&h->first);	/* a new session begins with a whole look */
 		h->stalled = h->over = false;
 		h->last = jc_now();
 		r = tp_stream(c, w->command, w->token, strlen(w->token), &cbs, h, 0, &status, &err);
@@ -389,6 +414,7 @@ wl_stop(struct wl *w)
 		free(w->h[i].name);
 		free(w->h[i].user);
 		buf_free(&w->h[i].buf);
+		raw_clear(&w->h[i].first);
 	}
 	for (size_t i = 0; i < w->nq; i++)
 		wl_update_clear(&w->q[i]);

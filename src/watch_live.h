@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "jc.h"
+#include "platform.h"
 #include "transport.h"
 
 enum wl_kind {
@@ -73,10 +74,11 @@ void wl_stop(struct wl *w);
 
 /*
  * The remote loop as one command line for the session ("exec /bin/sh -c
- * '...'"): it reads the token on its standard input, then forever runs the
- * probe script (probe_script(command_timeout)) with that token, prints
- * "TOKEN S", and sleeps interval seconds. SIGTERM, SIGHUP or SIGINT end it
- * and everything it started. New string.
+ * '...'"): it reads the token on its standard input, runs uname -sn once,
+ * then forever runs the probe script with that token, prints "TOKEN S",
+ * and sleeps interval seconds. The first run is the whole probe but sudo's
+ * check; the later ones ask only what can change (PROBE_CHANGING_ONLY).
+ * SIGTERM, SIGHUP or SIGINT end it and everything it started. New string.
  */
 char *wl_command(double interval, double command_timeout);
 
@@ -90,10 +92,13 @@ size_t wl_snapshot_end(const char *token, const char *buf, size_t len, size_t *b
 
 /*
  * Parse one snapshot body (the framed outputs of a probe run) into a new
- * inventory of the host named name. Returns 0 with *out set (free with
- * jc_host_clear and free), or negative with err filled.
+ * inventory of the host named name. first (may be NULL) keeps the answers
+ * of a session's first snapshot: while it is empty, a snapshot that parses
+ * fills it; after that, every output a snapshot lacks is taken from it.
+ * Returns 0 with *out set (free with jc_host_clear and free), or negative
+ * with err filled.
  */
 int wl_parse(const char *token, const char *name, const char *body, size_t len,
-    struct jc_host **out, struct jc_err *err);
+    struct jc_raw *first, struct jc_host **out, struct jc_err *err);
 
 #endif

@@ -140,6 +140,9 @@ const struct jc_optdef jc_optdefs[] = {
 	  "jaccl-config on the hosts (default: their PATH, /opt/homebrew/bin, /usr/local/bin, "
 	  "this one's path)",
 	  .kind = OPTK_STR, .dest = D(remote_bin) },
+	{ OPT_PYTHON, "python", 0, required_argument, "PATH",
+	  "the Python the jobs run on every host (default: python3 on the hosts' PATH, then /opt/homebrew/bin/python3)",
+	  .kind = OPTK_STR, .dest = D(python) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -167,7 +170,7 @@ static const enum jc_optid probe_opts[] = {
 static const enum jc_optid verify_opts[] = {
 	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
-	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_REMOTE_BIN, OPT__END
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_REMOTE_BIN, OPT_PYTHON, OPT__END
 };
 static const enum jc_optid verify_rank_opts[] = {
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,
@@ -176,13 +179,14 @@ static const enum jc_optid verify_rank_opts[] = {
 static const enum jc_optid launch_opts[] = {
 	OPT_HOSTFILE, OPT_HOSTS, OPT_BACKEND, OPT_ENV, OPT_STARTING_PORT,
 	OPT_CONNECTIONS_PER_IP, OPT_SSH_CONFIG, OPT_ACCEPT_NEW,
-	OPT_CONNECT_TIMEOUT, OPT_VERBOSE, OPT_REMOTE_BIN, OPT__END
+	OPT_CONNECT_TIMEOUT, OPT_VERBOSE, OPT_REMOTE_BIN, OPT_PYTHON, OPT__END
 };
 static const enum jc_optid restore_opts[] = {
 	HOST_OPTS, OPT_STATE_DIR, OPT__END
 };
 static const enum jc_optid doctor_opts[] = {
-	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT_STATE_DIR, OPT_SAVE, OPT__END
+	HOST_OPTS, OPT_EXPECT, OPT_STARTING_PORT, OPT_JSON, OPT_STATE_DIR, OPT_SAVE, OPT_PYTHON,
+	OPT__END
 };
 static const enum jc_optid watch_opts[] = {
 	OPT_HOSTS, OPT_HOSTFILE, OPT_IGNORE_UNREACHABLE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW,

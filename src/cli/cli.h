@@ -51,6 +51,7 @@ enum jc_optid {
 	OPT_MAX_RECONNECTS,
 	OPT_MLX,
 	OPT_REMOTE_BIN,
+	OPT_PYTHON,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -119,6 +120,7 @@ struct jc_opts {
 	double timeout;			/* verify: bound on any wait, default 30 */
 	bool mlx;			/* verify: MLX's collectives too */
 	const char *remote_bin;		/* verify, launch: jaccl-config on the hosts */
+	const char *python;		/* --python: the Python the jobs run */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */

@@ -38,6 +38,17 @@ int cmd_completion(struct jc_opts *o);	/* completion.c */
 void rt_verify_print(FILE *fp, json_t *report);
 void verify_print(FILE *fp, json_t *report);
 
+/*
+ * When report's ranks could not reach rank 0's coordinator port (a rank
+ * that ran says the coordinator "did not accept within" its bound),
+ * the hint that names what the application firewall of rank 0's host must
+ * let through: the jaccl-config there, at bin when bin is an absolute
+ * path, else as that host's shell finds it (socketfilterfw --add and
+ * --unblockapp). *host gets rank 0's host (borrowed from report). Returns
+ * a new string, or NULL when the report shows no such failure.
+ */
+char *verify_firewall_hint(json_t *report, const char *bin, const char **host);
+
 /* ---- shared by several commands (cmd_common.c) ---- */
 
 /* The hosts a command works on. */
@@ -102,6 +113,13 @@ int cli_tr_init(void);
 
 /* 0 when --ssh-config is not given, or readable, or unused (--from); else JC_EXIT_FAIL. */
 int cli_ssh_config_ok(const struct jc_opts *o);
+
+/*
+ * 0 when --python is not given or is a word a remote shell takes as it is
+ * (jc_plain_word: an absolute path or a command name); else the usage
+ * error's exit status, the message said.
+ */
+int cli_python_ok(struct jc_opts *o);
 
 /* SIGINT, SIGTERM and SIGHUP set cli_interrupted (the signal) instead of killing. */
 extern volatile sig_atomic_t cli_interrupted;

@@ -180,6 +180,15 @@ cli_ssh_config_ok(const struct jc_opts *o)
 	return JC_EXIT_FAIL;
 }
 
+int
+cli_python_ok(struct jc_opts *o)
+{
+	if (o->python == NULL || jc_plain_word(o->python))
+		return 0;
+	return cli_usage_error(o->cmd, "argument --python: invalid path '%s' (an absolute "
+	    "path or a command name, of letters, digits and ._-+:@%%/,= only)", o->python);
+}
+
 volatile sig_atomic_t cli_interrupted;
 
 static void

@@ -123,6 +123,7 @@ probe_all(struct jc_opts *o, struct cli_hosts *h, struct jc_raw **raws, size_t *
 	po.command_timeout = o->command_timeout;
 	po.from = o->from;
 	po.doctor = true;	/* the doctor's own commands, in the same round trip */
+	po.python = o->python;
 	if (o->from == NULL && cli_tr_init() != 0)
 		return JC_EXIT_FAIL;
 	*raws = xcalloc(h->n, sizeof(**raws));
@@ -319,7 +320,7 @@ cmd_doctor(struct jc_opts *o)
 
 	if (o->argc > 0)
 		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
-	if ((rc = cli_ssh_config_ok(o)) != 0)
+	if ((rc = cli_ssh_config_ok(o)) != 0 || (rc = cli_python_ok(o)) != 0)
 		return rc;
 	if (o->expect != NULL && cabling_load(o->expect, &expect, &err) != 0) {
 		jc_error(NULL, "%s", err.msg);

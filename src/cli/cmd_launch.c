@@ -83,7 +83,7 @@ cmd_launch(struct jc_opts *o)
 	struct jc_hostfile *hf = NULL;
 	struct launch *l = NULL;
 	struct launch_opts lo;
-	struct jc_strv warn = { 0 };
+	struct jc_strv warn = { 0 }, argv = { 0 };
 	struct jc_err err = { 0 };
 	struct jc_strv bins = { 0 };
 	const char *given = cli_remote_bin(o);
@@ -100,7 +100,7 @@ cmd_launch(struct jc_opts *o)
 	if (given != NULL && !launch_bin_ok(given, &err))
 		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
 		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
-	if ((rc = hostfile_of(o, &hf)) != 0)
+	if ((rc = cli_python_ok(o)) != 0 || (rc = hostfile_of(o, &hf)) != 0)
 		return rc;
 	memset(&lo, 0, sizeof(lo));
 	lo.tr = cli_tr_opts(o);
@@ -110,9 +110,18 @@ cmd_launch(struct jc_opts *o)
 	lo.env.starting_port = o->starting_port;
 	lo.env.connections_per_ip = o->connections_per_ip;
 	lo.env.verbose = o->verbose > 0;
-	lo.argv = o->argv;
-	lo.argc = (size_t)o->argc;
-	if (strcmp(o->argv[0], JC_PROG) == 0) {
+	/* --python P: the command is P ARGS..., as mlx.launch makes it */
+	if (o->python != NULL) {
+		strv_push(&argv, o->python);
+		for (int i = 0; i < o->argc; i++)
+			strv_push(&argv, o->argv[i]);
+		lo.argv = argv.v;
+		lo.argc = argv.n;
+	} else {
+		lo.argv = o->argv;
+		lo.argc = (size_t)o->argc;
+	}
+	if (o->python == NULL && strcmp(o->argv[0], JC_PROG) == 0) {
 		/* the hosts' own jaccl-config, of this version */
 		launch_bin_candidates(given, &bins);
 		lo.bin = bins.v;
@@ -130,15 +139,17 @@ cmd_launch(struct jc_opts *o)
 	if (rc < 0) {
 		jc_hostfile_free(hf);
 		strv_free(&bins);
+		strv_free(&argv);
 		return cli_usage_error(o->cmd, "%s", err.msg);
 	}
 	if (cli_tr_init() != 0) {
 		launch_free(l);
 		jc_hostfile_free(hf);
 		strv_free(&bins);
+		strv_free(&argv);
 		return JC_EXIT_FAIL;
 	}
-	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", o->argv[0],
+	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", lo.argv[0],
 	    launch_nranks(l), launch_backend(l));
 	cli_catch_interrupts();
 	rc = launch_run(l, &err);
@@ -170,6 +181,7 @@ cmd_launch(struct jc_opts *o)
 	launch_free(l);
 	jc_hostfile_free(hf);
 	strv_free(&bins);
+	strv_free(&argv);
 	tr_global_cleanup();
 	return rc;
 }

@@ -124,7 +124,8 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	if (r >= 0 && o->mlx && !cli_interrupted) {
 		/* MLX's own collectives, with the program of
 		 * JACCL_CONFIG_MLX_PROGRAM instead of Python's when set */
-		struct verify_mlx_opts mo = { .program = getenv("JACCL_CONFIG_MLX_PROGRAM") };
+		struct verify_mlx_opts mo = { .program = getenv("JACCL_CONFIG_MLX_PROGRAM"),
+		    .python = o->python };
 
 		if (mo.program != NULL && *mo.program == '\0')
 			mo.program = NULL;
@@ -136,6 +137,12 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	if (r < 0) {
 		jc_error(NULL, "%s", err.msg);
 	} else {
+		const char *h0;
+		char *hint = r != 0 ? verify_firewall_hint(rep, vo.remote_bin, &h0) : NULL;
+
+		if (hint != NULL)
+			jc_note(h0, "%s", hint);
+		free(hint);
 		rc = r == 0 ? JC_EXIT_OK : verify_status(rep);
 		if (cli_interrupted)
 			rc = 128 + (int)cli_interrupted;
@@ -173,6 +180,8 @@ cmd_verify(struct jc_opts *o)
 	if (cli_remote_bin(o) != NULL && !launch_bin_ok(cli_remote_bin(o), &err))
 		return cli_usage_error(o->cmd, "%s %s", o->remote_bin != NULL ?
 		    "argument --remote-bin:" : "JACCL_CONFIG_REMOTE:", err.msg);
+	if ((rc = cli_python_ok(o)) != 0)
+		return rc;
 	hostfile_load(o->hostfile, &hf, &d);
 	rc = cmd_verify_hostfile(o, hf, &d, o->hostfile);
 	jc_hostfile_free(hf);

@@ -343,3 +343,41 @@ verify_print(FILE *fp, json_t *rep)
 	    json_array_size(links), nbad,
 	    json_is_true(json_object_get(rep, "ok")) ? "PASS" : "FAIL");
 }
+
+/*
+ * s tells of a rank that ran, tried the coordinator and got no answer
+ * (sidechan-tcp.c's words): what a firewall that drops does. Rank 0's
+ * "did not connect to the coordinator" alone may be a rank that never
+ * started.
+ */
+static bool
+coordinator_blocked(const char *s)
+{
+	return s != NULL && strstr(s, "did not accept within") != NULL;
+}
+
+char *
+verify_firewall_hint(json_t *rep, const char *bin, const char **host)
+{
+	json_t *f, *p, *t;
+	size_t i, k;
+	bool blocked = false;
+	char *path, *hint;
+
+	*host = name_of(json_object_get(rep, "hosts"), 0);
+	json_array_foreach(json_object_get(rep, "failures"), i, f)
+		blocked |= coordinator_blocked(json_string_value(f));
+	json_array_foreach(json_object_get(rep, "processes"), i, p)
+		json_array_foreach(json_object_get(p, "stderr_tail"), k, t)
+			blocked |= coordinator_blocked(json_string_value(t));
+	if (!blocked)
+		return NULL;
+	path = bin != NULL && bin[0] == '/' && jc_plain_word(bin) ? xstrdup(bin) :
+	    xstrdup("\"$(command -v jaccl-config)\"");
+	hint = xasprintf("the other ranks could not reach the coordinator port here; if this "
+	    "Mac's application firewall is on (jaccl-config doctor says), let jaccl-config "
+	    "accept connections: sudo /usr/libexec/ApplicationFirewall/socketfilterfw --add %s "
+	    "&& sudo /usr/libexec/ApplicationFirewall/socketfilterfw --unblockapp %s", path, path);
+	free(path);
+	return hint;
+}

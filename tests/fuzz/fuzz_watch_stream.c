@@ -21,6 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char tok[] = "jw0123456789abcdef0123456789abcd";
 	const char *p = (const char *)data;
 	size_t left = size, end, body;
+	struct jc_raw first = { 0 };	/* later snapshots lean on the first */
 
 	while ((end = wl_snapshot_end(tok, p, left, &body)) > 0) {
 		struct jc_host *h = NULL;
@@ -28,7 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (end > left || body > end)
 			abort();	/* never past what it was given */
-		if (wl_parse(tok, "fuzz", p, body, &h, &err) == 0) {
+		if (wl_parse(tok, "fuzz", p, body, &first, &h, &err) == 0) {
 			if (h == NULL || strcmp(h->name, "fuzz") != 0)
 				abort();
 			jc_host_clear(h);
@@ -39,5 +40,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += end;
 		left -= end;
 	}
+	raw_clear(&first);
 	return 0;
 }

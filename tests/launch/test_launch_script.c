@@ -214,7 +214,7 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
-	plan(31);
+	plan(33);
 	s = launch_script(&e, argv, 6, "/", "t0ken", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
@@ -285,6 +285,39 @@ main(void)
 		free(sc);
 		free(kill);
 		ok(launch_cleanup_script(NULL, "bad tag") == NULL, "cleanup: a bad tag is refused");
+	}
+
+	/*
+	 * python3 is the host's (here: the first on PATH, a fake that tells
+	 * its arguments), run with the command's arguments word for word
+	 */
+	{
+		char *py[] = { (char *)"python3", (char *)"-c", (char *)"it's" };
+		struct launch_env none = { NULL, 0 };
+		char tmpl[] = "/tmp/jc-launch-py.XXXXXX", *bin = mkdtemp(tmpl), *fake, *cmd;
+		FILE *fp;
+
+		fake = xasprintf("%s/python3", bin ? bin : "/nonexistent");
+		fp = bin ? fopen(fake, "w") : NULL;
+		if (fp != NULL) {
+			fputs("#!/bin/sh\nprintf 'fake:%s|' \"$@\"\n", fp);
+			fclose(fp);
+			chmod(fake, 0755);
+		}
+		s = launch_script(&none, py, 3, NULL, NULL, &err);
+		ok(s != NULL && strstr(s, "/opt/homebrew/bin/python3") != NULL,
+		    "python3: Homebrew's is the one after PATH's");
+		cmd = xasprintf("PATH=%s:$PATH; export PATH; %s", bin ? bin : "", s ? s : "false");
+		out = run(cmd);
+		nl = strchr(out, '\n');
+		is_str(nl ? nl + 1 : out, "fake:-c|fake:it's|", "python3: PATH's, with the arguments");
+		free(out);
+		free(cmd);
+		free(s);
+		unlink(fake);
+		if (bin)
+			rmdir(bin);
+		free(fake);
 	}
 
 	/* the mark line, with output around it and cut in pieces */

@@ -117,6 +117,37 @@ test_env_python(void)
 	    py == NULL && mx == NULL, "python: versions that are not version words refused");
 }
 
+/* The doctor's Python candidates and the firewall's listing (SW_PYTHON_SH, SW_FIREWALL_SH). */
+static void
+test_tried_apps(void)
+{
+	static const char tried[] = "tried /usr/bin/python3:stub\ntried x;y:missing\n"
+	    "tried /opt/homebrew/bin/python3:ok\npython 3.13.1\nmlx -\n";
+	static const char fw[] = "Firewall is enabled. (State = 1)\n"
+	    "jaccl-config at /opt/homebrew/bin/jaccl-config\nTotal number of apps = 3\n"
+	    "1 : /opt/homebrew/bin/python3\n             (Allow incoming connections)\n"
+	    "2 : /usr/local/bin/x\n             (Block incoming connections)\n"
+	    "3 : /a b\n             (Allow incoming connections)\n";
+	struct jc_strv v = { 0 };
+	char *path;
+
+	parse_python_tried(tried, strlen(tried), &v, &path);
+	ok(v.n == 1 && strcmp(v.v[0], "/usr/bin/python3:stub") == 0 && path != NULL &&
+	    strcmp(path, "/opt/homebrew/bin/python3") == 0,
+	    "tried: the stub passed over, Homebrew's ran, a word with shell syntax left out");
+	strv_free(&v);
+	free(path);
+	ok(parse_fw_apps(fw, strlen(fw), &path, &v) && path != NULL &&
+	    strcmp(path, "/opt/homebrew/bin/jaccl-config") == 0 && v.n == 1 &&
+	    strcmp(v.v[0], "/opt/homebrew/bin/python3") == 0,
+	    "firewall: jaccl-config's path, the allowed program only (not the blocked one, "
+	    "not a path with a space)");
+	strv_free(&v);
+	free(path);
+	ok(!parse_fw_apps("Firewall is enabled. (State = 1)\n", 33, &path, &v) && path == NULL &&
+	    v.n == 0, "firewall: an older doctor's output, no listing");
+}
+
 static void
 test_route(void)
 {
@@ -350,6 +381,7 @@ main(void)
 	test_pmset();
 	test_firewall();
 	test_env_python();
+	test_tried_apps();
 	test_route();
 	test_record();
 	test_netsvc_info();

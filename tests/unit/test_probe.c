@@ -65,9 +65,9 @@ test_split(void)
 	raw_clear(&raw);
 }
 
-/* Run the probe script locally with sh, the token on its stdin. */
+/* Run the probe script locally with sh, input (the token's line ...) on its stdin. */
 static int
-run_script(const char *script, struct jc_buf *out)
+run_script_in(const char *script, const char *input, struct jc_buf *out)
 {
 	int in[2], o[2], st;
 	posix_spawn_file_actions_t fa;
@@ -88,7 +88,7 @@ run_script(const char *script, struct jc_buf *out)
 	posix_spawn_file_actions_destroy(&fa);
 	close(in[0]);
 	close(o[1]);
-	if (write(in[1], TOK "\n", strlen(TOK) + 1) < 0)
+	if (write(in[1], input, strlen(input)) < 0)
 		return -1;
 	close(in[1]);
 	while ((r = read(o[0], buf, sizeof(buf))) > 0)
@@ -96,6 +96,13 @@ run_script(const char *script, struct jc_buf *out)
 	close(o[0]);
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The same with only the token on its stdin. */
+static int
+run_script(const char *script, struct jc_buf *out)
+{
+	return run_script_in(script, TOK "\n", out);
 }
 
 static void
@@ -184,6 +191,67 @@ test_script_cabling(void)
 	free(script);
 }
 
+/*
+ * watch's later looks (PROBE_CHANGING_ONLY, uname's answer given): no
+ * uname, no sudo, nothing of what stays as it was (model, version, port
+ * map, routes, RDMA's switch); run here, its frames are uname's two given
+ * on its standard input and exactly this system's watch_cmds.
+ */
+static void
+test_script_changing(void)
+{
+	char *script = probe_script_opts(30, false,
+	    PROBE_NO_SUDO | PROBE_UNAME_GIVEN | PROBE_CHANGING_ONLY);
+	static const char *const never[] = {
+		"uname -", "sudo", "sysctl", "sw_vers", "networksetup", "netstat", "rdma_ctl",
+		"os-release", "netmgr", NULL,
+	};
+	struct jc_buf out = { 0 }, in = { 0 };
+	struct jc_raw raw = { 0 };
+	struct jc_err err = { 0 };
+	const struct jc_raw_out *u, *hn;
+	const struct jc_platform_ops *p = NULL;
+	size_t want = 2, missing = 0;
+	FILE *fp;
+	char line[256] = "";
+
+	for (size_t i = 0; never[i] != NULL; i++)
+		ok(strstr(script, never[i]) == NULL, "no %s in the script", never[i]);
+	fp = popen("uname -s", "r");
+	if (fp == NULL || fgets(line, sizeof(line), fp) == NULL)
+		line[0] = '\0';
+	if (fp)
+		pclose(fp);
+	line[strcspn(line, "\n")] = '\0';
+	buf_printf(&in, "%s\n0\n%s given-name\n", TOK, line);
+	is_int(run_script_in(script, in.data, &out), 0, "it runs to its end with /bin/sh");
+	probe_split(TOK, out.data ? out.data : "", out.len, &raw, NULL, 0, &err);
+	u = raw_get(&raw, "uname.txt");
+	for (const struct jc_platform_ops *const *q = (const struct jc_platform_ops *const[]){
+	    &jc_platform_macos, &jc_platform_linux, NULL }; u != NULL && *q; q++)
+		if (strncmp(u->data, (*q)->uname, strlen((*q)->uname)) == 0)
+			p = *q;
+	hn = raw_get(&raw, "hostname.txt");
+	ok(u != NULL && hn != NULL && strcmp(hn->data, "given-name\n") == 0,
+	    "uname.txt and hostname.txt are the answer given on its standard input");
+	if (p == NULL || p->watch_cmds == NULL) {
+		ok(1, "# SKIP this system's backend has no list of what changes");
+	} else {
+		for (size_t i = 0; p->watch_cmds[i] != NULL; i++, want++)
+			if (raw_get(&raw, p->watch_cmds[i]) == NULL) {
+				diag("missing: %s", p->watch_cmds[i]);
+				missing++;
+			}
+		ok(missing == 0 && raw.n == want,
+		    "its frames are uname's and the %zu outputs that change, no other (%zu frames)",
+		    want - 2, raw.n);
+	}
+	raw_clear(&raw);
+	buf_free(&out);
+	buf_free(&in);
+	free(script);
+}
+
 int
 main(void)
 {
@@ -192,5 +260,6 @@ main(void)
 	test_split();
 	test_script();
 	test_script_cabling();
+	test_script_changing();
 	return done_testing();
 }

@@ -79,7 +79,7 @@ test_parse(const char *srcdir)
 	    TOK " S\n", cap);
 	end = wl_snapshot_end(TOK, s.data, s.len, &body);
 	is_int((long long)end, (long long)s.len, "the whole stream is one snapshot");
-	r = wl_parse(TOK, "mini", s.data, body, &h, &err);
+	r = wl_parse(TOK, "mini", s.data, body, NULL, &h, &err);
 	is_int(r, 0, "a snapshot of a real capture parses");
 	if (r != 0)
 		diag("%s", err.msg);
@@ -93,14 +93,75 @@ test_parse(const char *srcdir)
 		free(h);
 	}
 	h = (struct jc_host *)1;
-	r = wl_parse(TOK, "mini", "garbage\n", 8, &h, &err);
+	r = wl_parse(TOK, "mini", "garbage\n", 8, NULL, &h, &err);
 	ok(r < 0 && h == NULL && strstr(err.msg, "system") != NULL,
 	    "a snapshot without uname fails and says so: %s", err.msg);
-	r = wl_parse(TOK, "mini", TOK " B uname.txt\nDarwin\n", strlen(TOK) + 19, &h, &err);
+	r = wl_parse(TOK, "mini", TOK " B uname.txt\nDarwin\n", strlen(TOK) + 19, NULL, &h, &err);
 	ok(r < 0 && h == NULL, "a frame cut short fails: %s", err.msg);
 	buf_free(&s);
 	free(cap);
 	free(path);
+}
+
+/* Occurrences of needle in s. */
+static int
+count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * A session's later snapshots hold only what changes (here ibv_devinfo);
+ * the rest (the model, from sysctl) comes from its first, which is kept
+ * only once it parsed.
+ */
+static void
+test_parse_later(void)
+{
+	struct jc_raw first = { 0 };
+	struct jc_buf s1 = { 0 }, s2 = { 0 };
+	struct jc_host *h = NULL;
+	struct jc_err err = { 0 };
+	int r;
+
+	r = wl_parse(TOK, "mini", "garbage\n", 8, &first, &h, &err);
+	ok(r < 0 && first.n == 0, "a snapshot that fails is not kept as the first");
+	buf_puts(&s1, TOK " B uname.txt\nDarwin\n\n" TOK " E uname.txt 0\n"
+	    TOK " B sysctl.txt\nhw.model: Mac16,11\nkern.osproductversion: 26.2\n"
+	    "kern.osversion: 25C17\n\n" TOK " E sysctl.txt 0\n"
+	    TOK " B ibv_devinfo.txt\nNo IB devices found\n\n" TOK " E ibv_devinfo.txt 255\n");
+	r = wl_parse(TOK, "mini", s1.data, s1.len, &first, &h, &err);
+	ok(r == 0 && h != NULL && h->model != NULL && strcmp(h->model, "Mac16,11") == 0,
+	    "the first snapshot: its model from sysctl");
+	ok(raw_get(&first, "sysctl.txt") != NULL, "and it is kept");
+	if (h != NULL) {
+		jc_host_clear(h);
+		free(h);
+		h = NULL;
+	}
+	buf_puts(&s2, TOK " B uname.txt\nDarwin\n\n" TOK " E uname.txt 0\n"
+	    TOK " B ibv_devinfo.txt\nNo IB devices found\n\n" TOK " E ibv_devinfo.txt 255\n");
+	r = wl_parse(TOK, "mini", s2.data, s2.len, &first, &h, &err);
+	ok(r == 0 && h != NULL && h->model != NULL && strcmp(h->model, "Mac16,11") == 0,
+	    "a later snapshot without sysctl: the model of the first");
+	if (h != NULL) {
+		jc_host_clear(h);
+		free(h);
+		h = NULL;
+	}
+	r = wl_parse(TOK, "mini", s2.data, s2.len, NULL, &h, &err);
+	ok(r == 0 && h != NULL && h->model == NULL, "the same alone: the model unknown");
+	if (h != NULL) {
+		jc_host_clear(h);
+		free(h);
+	}
+	raw_clear(&first);
+	buf_free(&s1);
+	buf_free(&s2);
 }
 
 static void
@@ -109,6 +170,10 @@ test_command(void)
 	char *c = wl_command(0.5, 7);
 
 	ok(strncmp(c, "exec /bin/sh -c '", 17) == 0, "one exec of /bin/sh");
+	is_int(count(c, "uname -sn"), 1, "uname runs once, before the first look");
+	is_int(count(c, "sudo"), 0, "no sudo in any look");
+	is_int(count(c, "sysctl hw.model"), 1, "the model is asked once (the first look)");
+	is_int(count(c, "\nibv_devinfo\n"), 2, "the RDMA ports' states in both scripts");
 	ok(strstr(c, "sleep 0.500") != NULL, "it sleeps the interval between two looks");
 	ok(strstr(c, "kill -TERM 0") != NULL, "a stop takes its process group along");
 	ok(strstr(c, "jc_to=7") != NULL, "the probe's commands are bounded by the command timeout");
@@ -122,6 +187,7 @@ main(void)
 
 	test_end();
 	test_parse(srcdir ? srcdir : ".");
+	test_parse_later();
 	test_command();
 	return done_testing();
 }
