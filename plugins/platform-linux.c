@@ -21,8 +21,10 @@
 
 #include "parse_ibv.h"
 #include "parse_linux.h"
+#include "parse_sudo.h"
 #include "parse_net.h"
 #include "parse_state.h"
+#include "parse_sudo.h"
 #include "plan.h"
 #include "parse_sw.h"
 #include "platform.h"
@@ -75,7 +77,7 @@ static const struct jc_probe_cmd linux_cmds[] = {
 	  "set -- ${SSH_CONNECTION:-}; a=${3:-}; echo \"addr=$a\"; "
 	  "[ -n \"$a\" ] && ip -o addr show | while read -r n i fam ad rest; do "
 	  "[ \"${ad%/*}\" = \"$a\" ] && echo \"iface=$i\"; done; true" },
-	{ "sudo-n-true.txt", "sudo -n true" },
+	{ PLATFORM_SUDO_FILE, SUDO_PROBE_CMD },
 	/*
 	 * What configures the network at boot, where --persist writes: a
 	 * unit enabled in /etc/systemd/system (systemctl enable's links, which
@@ -201,14 +203,7 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	platform_notes_from(h, "neigh.txt", &notes);
 	parse_neigh_free(nb, nnb);
 
-	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
-		if (o->status == 0)
-			h->sudo = JC_YES;
-		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
-			h->sudo = JC_NO;
-	}
-	if (h->sudo == JC_UNKNOWN)
-		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+	platform_sudo(h, raw);
 	return 0;
 }
 
@@ -456,6 +451,27 @@ linux_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 		st->up = parse_ip_link_up(fo->lout);
 }
 
+/*
+ * The programs a setup runs under sudo, where Debian, Ubuntu and Fedora
+ * keep them (/sbin and /bin lead there with a merged /usr).
+ */
+static const char *
+linux_priv_path(const char *name)
+{
+	static const char *const paths[][2] = {
+		{ "ip", "/usr/sbin/ip" },
+		{ "nmcli", "/usr/bin/nmcli" },
+		{ "networkctl", "/usr/bin/networkctl" },
+		{ "sh", "/bin/sh" },
+		{ "rm", "/bin/rm" },
+	};
+
+	for (size_t i = 0; i < JC_ARRAY_LEN(paths); i++)
+		if (strcmp(name, paths[i][0]) == 0)
+			return paths[i][1];
+	return NULL;
+}
+
 const struct jc_platform_ops jc_platform_linux = {
 	.name = "linux",
 	.display = "Linux",
@@ -470,4 +486,5 @@ const struct jc_platform_ops jc_platform_linux = {
 	.command = linux_command,
 	.queries = linux_queries,
 	.fact_parse = linux_fact_parse,
+	.priv_path = linux_priv_path,
 };

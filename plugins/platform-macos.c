@@ -19,6 +19,7 @@
 #include "parse_ibv.h"
 #include "parse_net.h"
 #include "parse_state.h"
+#include "parse_sudo.h"
 #include "parse_sw.h"
 #include "parse_tb.h"
 #include "plan.h"
@@ -58,7 +59,7 @@ static const struct jc_probe_cmd macos_cmds[] = {
 	{ NETSTAT, "netstat -rn -f inet" },
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
-	{ "sudo-n-true.txt", "sudo -n true" },
+	{ PLATFORM_SUDO_FILE, SUDO_PROBE_CMD },
 	{ NULL, NULL },
 };
 
@@ -381,15 +382,7 @@ parse_misc(struct jc_host *h, const struct jc_raw *raw)
 			h->mgmt_iface = xstrdup(mgmt[i]);
 		free(file);
 	}
-	h->sudo = JC_UNKNOWN;
-	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
-		if (o->status == 0)
-			h->sudo = JC_YES;
-		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
-			h->sudo = JC_NO;
-	}
-	if (h->sudo == JC_UNKNOWN)
-		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+	platform_sudo(h, raw);
 }
 
 static bool
@@ -727,6 +720,22 @@ macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	macos_ifconfig_state(fo, st);
 }
 
+/* Where macOS keeps the programs a setup runs under sudo. */
+static const char *
+macos_priv_path(const char *name)
+{
+	static const char *const paths[][2] = {
+		{ "ifconfig", "/sbin/ifconfig" },
+		{ "route", "/sbin/route" },
+		{ "networksetup", "/usr/sbin/networksetup" },
+	};
+
+	for (size_t i = 0; i < JC_ARRAY_LEN(paths); i++)
+		if (strcmp(name, paths[i][0]) == 0)
+			return paths[i][1];
+	return NULL;
+}
+
 const struct jc_platform_ops jc_platform_macos = {
 	.name = "macos",
 	.display = "macOS",
@@ -741,4 +750,5 @@ const struct jc_platform_ops jc_platform_macos = {
 	.command = macos_command,
 	.queries = macos_queries,
 	.fact_parse = macos_fact_parse,
+	.priv_path = macos_priv_path,
 };

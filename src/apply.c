@@ -1524,7 +1524,9 @@ dlg_script(struct ap_dlg *d, char **script)
 		}
 	}
 	d->nq = q.n;
-	*script = setup_script(q.v, q.n, sl->ph->cmds.v, sl->ph->cmds.n);
+	/* a scoped sudo: each command under its own, by the path its rule names */
+	*script = setup_script(q.v, q.n, sl->ph->cmds.v, sl->ph->cmds.n,
+	    sl->jh->sudo_mode == JC_SUDO_SCOPED ? sl->h.plat->priv_path : NULL);
 	strv_free(&q);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "plan.h"
 #include "probe.h"
 #include "subnet.h"
+#include "sudo_rule.h"
 
 /* Everything one run holds, released by run_clear(). */
 struct run {
@@ -673,8 +674,43 @@ out:
 }
 
 /*
+ * A host whose sudo allows only some commands without a password (a
+ * scoped rule) must allow every command of its plan and of what undoes it:
+ * each one missing named, with the command that prints a rule allowing
+ * them. True when every such host has them all.
+ */
+static bool
+scoped_sudo_enough(struct run *r)
+{
+	bool enough = true;
+
+	for (size_t k = 0; k < r->plan->n; k++) {
+		const struct plan_host *ph = &r->plan->hosts[k];
+		const struct jc_host *h = &r->g->hosts[ph->host];
+		struct jc_strv miss = { 0 };
+
+		if (h->sudo_mode != JC_SUDO_SCOPED || ph->applied ||
+		    sudo_plan_missing(ph, h, &miss) == 0) {
+			strv_free(&miss);
+			continue;
+		}
+		if (enough)
+			jc_warn(NULL, "Automatic setup requested but the sudo rule of these hosts does "
+			    "not allow every command of the setup without a password "
+			    "(`jaccl-config sudoers` prints one that does)");
+		enough = false;
+		fprintf(stderr, " -  %s:", h->name);
+		for (size_t i = 0; i < miss.n; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", miss.v[i]);
+		fputc('\n', stderr);
+		strv_free(&miss);
+	}
+	return enough;
+}
+
+/*
  * The setup: automatic only when asked and every host has passwordless
- * sudo, else each host's commands printed (in --json, only listed).
+ * sudo (for everything, or a rule allowing each of its commands), else each host's commands printed (in --json, only listed).
  * *setup: what --json says of it ("applied", "printed" or NULL).
  */
 static int
@@ -686,7 +722,7 @@ setup_cluster(struct run *r, json_t **setup)
 	int rc;
 
 	for (size_t i = 0; autos && i < r->h.n; i++)
-		if (r->h.v[i].sudo != JC_YES)
+		if (r->h.v[i].sudo_mode != JC_SUDO_ALL && r->h.v[i].sudo_mode != JC_SUDO_SCOPED)
 			buf_printf(&b, " -  %s\n", r->h.v[i].name);
 	if (b.len > 0) {
 		jc_warn(NULL, "Automatic setup requested but the following hosts do not have passwordless sudo");
@@ -694,6 +730,8 @@ setup_cluster(struct run *r, json_t **setup)
 		autos = false;
 	}
 	buf_free(&b);
+	if (autos && !scoped_sudo_enough(r))
+		autos = false;
 	if (autos && o->from != NULL) {
 		jc_error(NULL, "--auto-setup changes live hosts; it cannot run on a replayed bundle (--from)");
 		return JC_EXIT_FAIL;

@@ -102,7 +102,7 @@ script_text(void)
 	char *argv2[] = { "sudo", "route", "-n", "delete", "-host", "192.168.0.2", NULL };
 	struct plan_cmd c[] = { { argv1, 4, false }, { argv2, 6, true } };
 	char *q[] = { "ifconfig en2", "route -n get 192.168.0.2" };
-	char *s = setup_script(q, 2, c, 2), *w = ss_quote("it's");
+	char *s = setup_script(q, 2, c, 2, NULL), *w = ss_quote("it's");
 
 	ok(strncmp(s, "exec /bin/sh -c '", 17) == 0, "the script runs as exec /bin/sh -c '...'");
 	/* inside two levels of quoting a quote is '\'' then '\''\'\'''\'' */
