@@ -96,16 +96,46 @@ cmd_matches(const char *rule, const char *path, const char *args)
 	return m;
 }
 
+/*
+ * The listing with sudo's wrapping undone: without a terminal sudo still
+ * breaks lines at 80 columns, at a space, and indents what follows by 8
+ * spaces (fields have 4). New string.
+ */
+static char *
+unwrap(const char *text)
+{
+	struct jc_buf b = { 0 };
+
+	buf_puts(&b, "");
+	for (const char *p = text; *p; p++) {
+		size_t sp = 0;
+
+		if (*p == '\n')
+			while (p[1 + sp] == ' ')
+				sp++;
+		if (sp >= 5) {
+			buf_puts(&b, " ");
+			p += sp;
+			continue;
+		}
+		buf_append(&b, p, 1);
+	}
+	return buf_steal(&b);
+}
+
 enum sudo_verdict
 sudo_list_allows(const char *listing, const char *path, char *const *args, size_t nargs)
 {
 	enum sudo_verdict v = SUDO_REFUSED;
 	struct jc_buf a = { 0 };
 	bool root = true, nopasswd = false, in_cmds = false;
+	char *text;
 	const char *p;
 
-	if (listing == NULL || (p = strstr(listing, LISTING_MARK)) == NULL)
+	if (listing == NULL || strstr(listing, LISTING_MARK) == NULL)
 		return SUDO_REFUSED;
+	text = unwrap(listing);
+	p = strstr(text, LISTING_MARK);
 	buf_puts(&a, "");
 	for (size_t i = 0; i < nargs; i++)
 		buf_printf(&a, "%s%s", i ? " " : "", args[i]);
@@ -140,6 +170,7 @@ sudo_list_allows(const char *listing, const char *path, char *const *args, size_
 		free(l);
 	}
 	buf_free(&a);
+	free(text);
 	return v;
 }
 

@@ -35,14 +35,14 @@ sudo_rule_defaults(struct sudo_rule_sys *s)
 
 	if (s->ifaces.n == 0) {
 		if (mac) {
-			strv_push(&s->ifaces, "en[0-9]");
+			strv_push(&s->ifaces, "en[1-9]");
 			strv_push(&s->ifaces, "en[1-9][0-9]");
 		} else {
 			strv_push(&s->ifaces, "*");
 		}
 	}
 	if (mac && s->ports.n == 0) {
-		strv_push(&s->ports, "Thunderbolt [0-9]");
+		strv_push(&s->ports, "Thunderbolt [1-9]");
 		strv_push(&s->ports, "Thunderbolt [1-9][0-9]");
 	}
 	if (mac && s->bridge_svcs.n == 0)

@@ -28,8 +28,9 @@ struct sudo_rule_sys {
 
 /*
  * Fill s with the system's default names when its lists are empty: macOS
- * en0-en99 and "Thunderbolt 0-99" as patterns, "Thunderbolt Bridge";
- * Linux, any interface name.
+ * en1-en99 (en0 is the Mac's own Ethernet or Wi-Fi, never a cable) and
+ * "Thunderbolt 1-99" as patterns, "Thunderbolt Bridge"; Linux, any
+ * interface name.
  */
 void sudo_rule_defaults(struct sudo_rule_sys *s);
 

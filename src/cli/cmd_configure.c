@@ -802,3 +802,93 @@ out:
 	run_clear(&r);
 	return rc;
 }
+
+/* ---- sudoers: the rule of least privilege ---- */
+
+static const char *
+hwport_of(const struct jc_host *h, const char *dev)
+{
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (h->hwports[i].device != NULL && strcmp(h->hwports[i].device, dev) == 0)
+			return h->hwports[i].port;
+	return NULL;
+}
+
+static void
+push_new(struct jc_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return;
+	strv_push(sv, s);
+}
+
+/* What the planned hosts of one system need named: their cables' names. */
+static size_t
+rule_systems(const struct run *r, struct sudo_rule_sys *sys)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < r->plan->n; k++) {
+		const struct plan_host *ph = &r->plan->hosts[k];
+		const struct jc_host *h = &r->g->hosts[ph->host];
+		const char *bp = hwport_of(h, "bridge0");
+		size_t s = 0;
+
+		while (s < n && sys[s].plat != ph->plat)
+			s++;
+		if (s == n)
+			sys[n++] = (struct sudo_rule_sys){ .plat = ph->plat, .netmgr = h->netmgr };
+		else if (sys[s].netmgr != h->netmgr)
+			sys[s].netmgr = JC_NETMGR_UNKNOWN;	/* several: all of them */
+		for (size_t a = 0; a < ph->naddrs; a++) {
+			const char *port = hwport_of(h, ph->addrs[a].iface);
+
+			push_new(&sys[s].ifaces, ph->addrs[a].iface);
+			if (port != NULL && jc_service_name_ok(port))
+				push_new(&sys[s].ports, port);
+		}
+		if (bp != NULL && jc_service_name_ok(bp))
+			push_new(&sys[s].bridge_svcs, bp);
+	}
+	for (size_t s = 0; s < n; s++)
+		sudo_rule_defaults(&sys[s]);
+	return n;
+}
+
+int
+cmd_sudoers(struct jc_opts *o)
+{
+	struct sudo_rule_sys sys[2] = { { .plat = &jc_platform_macos } };
+	struct run r = { .o = o };
+	bool done = false;
+	size_t n = 1;
+	char *text;
+	int rc = 0;
+
+	if (o->argc > 0)
+		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (o->hosts_given || o->hostfile != NULL || o->from != NULL) {
+		/* the systems and cable interfaces of these hosts, as a setup plans them */
+		if ((rc = cli_ssh_config_ok(o)) != 0 || (rc = load_and_discover(&r)) != 0 ||
+		    (rc = build_graph(&r, &done)) != 0)
+			goto out;
+		if (plan_build_opts(r.g, &(struct plan_opts){ .persist = o->persist }, &r.plan,
+		    &(struct jc_err){ 0 }) != 0 || r.plan->n == 0) {
+			jc_error(NULL, "no cable to set up on these hosts: no rule to print");
+			rc = JC_EXIT_FAIL;
+			goto out;
+		}
+		n = rule_systems(&r, sys);
+	} else {
+		sudo_rule_defaults(&sys[0]);
+	}
+	text = sudo_rule_text(sys, n, o->persist, NULL);
+	fputs(text, stdout);
+	free(text);
+out:
+	for (size_t i = 0; i < JC_ARRAY_LEN(sys); i++)
+		sudo_rule_sys_clear(&sys[i]);
+	run_clear(&r);
+	return rc;
+}
