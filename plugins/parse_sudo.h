@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a host's sudo allows without a password, from the probe's answer
- * to `sudo -n -ll 2>&1 || sudo -n true` (sudo's long listing of the login
- * user's rules; `sudo -n true` where sudo cannot list them). Pure: text in,
- * verdicts out.
+ * to `sudo -n true 2>&1 || sudo -n -ll 2>&1`: nothing when sudo runs
+ * anything, else sudo's long listing of the login user's rules (or why it
+ * could not list them). Pure: text in, verdicts out.
  *
  * The listing is read as sudo reads its rules: every "Sudoers entry" that
  * may run commands as root, its commands in order, the last one that
@@ -51,6 +51,6 @@ enum jc_sudo_mode sudo_probe_mode(const char *text, int status);
 const char *sudo_mode_name(int mode);
 
 /* The probe's command (for every system). */
-#define SUDO_PROBE_CMD "sudo -n -ll 2>&1 || sudo -n true"
+#define SUDO_PROBE_CMD "sudo -n true 2>&1 || sudo -n -ll 2>&1"
 
 #endif

@@ -172,7 +172,9 @@ parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	}
 	if (parse_networksetup(o->data, o->len, &h->hwports, &h->nhwports, &notes, &e2) < 0) {
 		strv_free(&notes);
-		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		platform_note(h, "networksetup -listallhardwareports: %s; Thunderbolt interface "
+		    "names unknown", e2.msg);
+		return 0;
 	}
 	platform_notes_from(h, o->name, &notes);
 	for (size_t i = 0; i < h->nports; i++) {
@@ -236,8 +238,13 @@ parse_routes(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		return 0;
 	}
 	if (parse_netstat_routes(o->data, o->len, &h->routes, &h->nroutes, &notes, &e2) < 0) {
+		/* an answer not understood: the routes unknown, the rest still read */
 		strv_free(&notes);
-		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		jc_routes_free(h->routes, h->nroutes);
+		h->routes = NULL;
+		h->nroutes = 0;
+		platform_note(h, "netstat -rn -f inet: %s; routes unknown", e2.msg);
+		return 0;
 	}
 	platform_notes_from(h, o->name, &notes);
 	h->routes_known = true;
@@ -720,6 +727,77 @@ macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	macos_ifconfig_state(fo, st);
 }
 
+/*
+ * The probe's answers as the facts' queries: `ifconfig -a` holds what
+ * `ifconfig IF` prints for every interface (the parser picks IF), and a
+ * static host route to the peer in `netstat -rn -f inet` ("PEER GATEWAY
+ * UHS IF") is what `route -n get PEER` reports as one, in its layout; no
+ * such line, no such route. The network services are not in the probe.
+ */
+static bool
+netstat_ok(const struct jc_raw_out *o)
+{
+	struct jc_route *r = NULL;
+	struct jc_strv notes = { 0 };
+	size_t n = 0;
+	int rc = parse_netstat_routes(o->data, o->len, &r, &n, &notes, NULL);
+
+	jc_routes_free(r, n);
+	strv_free(&notes);
+	return rc == 0;
+}
+
+static bool
+macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
+    int *status, char **out)
+{
+	const struct jc_raw_out *o;
+	long netif = -1;
+
+	(void)iface;
+	if (kind == PLAN_FACT_ADDRS || kind == PLAN_FACT_BRIDGE) {
+		if ((o = raw_get(raw, "ifconfig.txt")) == NULL || not_run(o) || o->status != 0 ||
+		    blank(o))
+			return false;
+		*status = 0;
+		*out = xstrndup(o->data, o->len);
+		return true;
+	}
+	if (kind != PLAN_FACT_ROUTE || (o = raw_get(raw, NETSTAT)) == NULL || not_run(o) ||
+	    o->status != 0 || !netstat_ok(o))
+		return false;
+	for (const char *line = o->data; line != NULL && *line; ) {
+		const char *nl = memchr(line, '\n', o->len - (size_t)(line - o->data));
+		char *l = xstrndup(line, nl ? (size_t)(nl - line) : strlen(line)), *w[8], *save;
+		size_t nw = 0;
+
+		line = nl ? nl + 1 : NULL;
+		for (char *t = strtok_r(l, " \t", &save); t != NULL && nw < JC_ARRAY_LEN(w);
+		    t = strtok_r(NULL, " \t", &save))
+			w[nw++] = t;
+		if (nw >= 2 && strcmp(w[0], "Destination") == 0) {
+			for (size_t k = 0; k < nw; k++)
+				if (strcmp(w[k], "Netif") == 0)
+					netif = (long)k;
+		} else if (netif > 2 && (size_t)netif < nw && strcmp(w[0], peer) == 0 &&
+		    strchr(w[2], 'H') != NULL && strchr(w[2], 'S') != NULL &&
+		    jc_iface_name_ok(w[netif])) {
+			bool gw = jc_ipv4_ok(w[1]);
+
+			*out = xasprintf("(netstat -rn -f inet)\ndestination: %s\n%s%s%s"
+			    "  interface: %s\n      flags: <UP,HOST,DONE,STATIC>\n", peer,
+			    gw ? "    gateway: " : "", gw ? w[1] : "", gw ? "\n" : "", w[netif]);
+			*status = 0;
+			free(l);
+			return true;
+		}
+		free(l);
+	}
+	*out = xasprintf("(netstat -rn -f inet) no static host route to %s\n", peer);
+	*status = 1;
+	return true;
+}
+
 /* Where macOS keeps the programs a setup runs under sudo. */
 static const char *
 macos_priv_path(const char *name)
@@ -751,4 +829,5 @@ const struct jc_platform_ops jc_platform_macos = {
 	.queries = macos_queries,
 	.fact_parse = macos_fact_parse,
 	.priv_path = macos_priv_path,
+	.prior = macos_prior,
 };

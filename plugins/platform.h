@@ -206,6 +206,14 @@ struct jc_platform_ops {
 	 * names; NULL for another name.
 	 */
 	const char *(*priv_path)(const char *name);
+	/*
+	 * Optional: a fact's prior state from the probe's own outputs (raw),
+	 * as its queries would have printed it (*out, new string, and
+	 * *status), so that a setup need not ask again. False when raw does
+	 * not tell (the fact is queried then).
+	 */
+	bool (*prior)(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
+	    int *status, char **out);
 };
 
 extern const struct jc_platform_ops jc_platform_macos;

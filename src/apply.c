@@ -1501,8 +1501,14 @@ static int
 dlg_script(struct ap_dlg *d, char **script)
 {
 	struct ap_slot *sl = d->sl;
+	const struct apply_opts *o = sl->run->o;
+	const struct jc_raw *raw = NULL;
 	struct jc_strv q = { 0 };
 
+	for (size_t i = 0; i < o->nraws && raw == NULL; i++)
+		if (o->raws[i].host != NULL && o->raws[i].n > 0 &&
+		    strcmp(o->raws[i].host, sl->h.name) == 0)
+			raw = &o->raws[i];
 	*script = NULL;
 	for (size_t c = 0; c < sl->ph->cmds.n; c++)
 		for (size_t k = 0; k < sl->ph->cmds.v[c].argc; k++)
@@ -1515,6 +1521,9 @@ dlg_script(struct ap_dlg *d, char **script)
 		struct ap_fact *f = &sl->h.facts[i];
 		char *q1, *q2;
 
+		if (raw != NULL && sl->h.plat->prior != NULL &&
+		    sl->h.plat->prior(raw, f->kind, f->iface, f->peer, &f->status, &f->out))
+			continue;	/* the probe said it already */
 		sl->h.plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
 		d->qref[q.n] = (struct ap_qref){ i, false };
 		strv_push_owned(&q, q1);

@@ -874,6 +874,8 @@ const struct doctor_check doctor_checks[] = {
 	{ "sleep", DOCTOR_WARNING, "no Mac goes to sleep when idle", doctor_chk_sleep },
 	{ "firewall", DOCTOR_ERROR, "no Mac's application firewall blocks incoming connections",
 	  doctor_chk_firewall },
+	{ "sudo", DOCTOR_WARNING, "every host's sudo runs the setup's commands without a password",
+	  doctor_chk_sudo },
 };
 const size_t doctor_nchecks = JC_ARRAY_LEN(doctor_checks);
 

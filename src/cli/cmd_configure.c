@@ -43,6 +43,8 @@ struct run {
 	struct jc_transport *tp;
 	struct jc_conn **conns;
 	size_t nconns;
+	struct jc_raw *raws;	/* --auto-setup: the probe's outputs (prior state) */
+	size_t nraws;
 	bool tr_live;		/* libssh initialised until run_clear() */
 };
 
@@ -52,6 +54,9 @@ run_clear(struct run *r)
 	for (size_t i = 0; i < r->nconns; i++)
 		tp_close(r->conns[i]);
 	free(r->conns);
+	for (size_t i = 0; i < r->nraws; i++)
+		raw_clear(&r->raws[i]);
+	free(r->raws);
 	transport_free(r->tp);
 	if (r->tr_live)
 		tr_global_cleanup();
@@ -99,8 +104,10 @@ discover(struct run *r)
 		r->tp = po.transport = transport_ssh_new(&po.tr);
 		r->nconns = r->h.n;
 		r->conns = po.keep = xcalloc(r->h.n, sizeof(*r->conns));
+		r->nraws = r->h.n;
+		r->raws = xcalloc(r->h.n, sizeof(*r->raws));
 	}
-	probe_hosts(r->h.v, r->h.n, &po, NULL);
+	probe_hosts(r->h.v, r->h.n, &po, r->raws);
 	if ((rc = cli_hosts_check(o, &r->h, "no host left to configure")) != 0)
 		return rc;
 	return cli_hosts_errors(&r->h);
@@ -218,6 +225,8 @@ auto_setup(struct run *r)
 		return JC_EXIT_FAIL;
 	ao.conns = r->conns;
 	ao.nconns = r->nconns;
+	ao.raws = r->raws;
+	ao.nraws = r->nraws;
 	rc = apply_run(r->plan, r->g, &ao, &res, &err);
 	tr_global_cleanup();
 	report_setup(&res, &ao, rc, &err);
@@ -638,6 +647,16 @@ build_graph(struct run *r, bool *done)
 	return 0;
 }
 
+/* Why h's routes are unknown: its probe's note on them (borrowed). */
+static const char *
+routes_why(const struct jc_host *h)
+{
+	for (size_t i = 0; i < h->nnotes; i++)
+		if (strstr(h->notes[i], "routes unknown") != NULL)
+			return h->notes[i];
+	return "no routing table captured";
+}
+
 /* The backend, the per-cable plan and the hostfile. */
 static int
 plan_cluster(struct run *r, const struct hostfile_write_in *in)
@@ -660,6 +679,11 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 		goto out;
 	if (r->plan->subnet.reason != NULL)
 		jc_note(r->plan->note_host, "%s", r->plan->subnet.reason);
+	/* a live host whose routes could not be read: said, and the plan goes on */
+	for (size_t i = 0; r->o->from == NULL && i < r->h.n; i++)
+		if (r->h.v[i].reachable && r->h.v[i].error == NULL && !r->h.v[i].routes_known)
+			jc_note(r->h.v[i].name, "routes unknown (%s): the cables' subnets were not "
+			    "checked against its routes", routes_why(&r->h.v[i]));
 	for (size_t i = 0; r->choice.backend != GRAPH_RING && i < r->h.n; i++)
 		jc_info(NULL, "Getting the ip from %s", r->h.v[i].name);
 	if (hostfile_write_build(r->g, &r->choice, r->plan, in, &r->hf, &warnings, &err) != 0)

@@ -26,7 +26,10 @@ _svcs() { sim_exec "$1" /usr/sbin/networksetup -listallnetworkservices 2>&1; }
 _all_state() { _state "$1"; for h in mini1 mini2; do echo "== $h services"; _svcs $h; done >> "$1"; }
 # _log_from H: sudo log lines after the mark
 _mark() { for h in mini1 mini2; do wc -l < "$SIM_DIR/hosts/$h/sudo.log" > "$t/mark.$h"; done; }
-_log_from() { tail -n +$(($(cat "$t/mark.$1") + 1)) "$SIM_DIR/hosts/$1/sudo.log"; }
+# (the probe's sudo -n true, refused, left out)
+_log_from() {
+	tail -n +$(($(cat "$t/mark.$1") + 1)) "$SIM_DIR/hosts/$1/sudo.log" | grep -v 'COMMAND=/usr/bin/true$'
+}
 
 "$JACCL_CONFIG" sudoers -F "$cfg" $slow --hosts "$hosts" --persist > "$t/rule" 2> "$t/rule.err"
 ok $? "jaccl-config sudoers --hosts ... --persist: exit 0"
@@ -125,4 +128,22 @@ grep -q "^ -  mini2: /usr/sbin/networksetup -createnetworkservice jaccl-config T
     ! grep -q '^ -  mini1' "$t/err" && ! grep -q '^\[#\]' "$t/err"
 ok $? "--auto-setup --persist: mini2's missing commands named, none run"
 is "$(cat "$(sim_mutations mini1)" "$(sim_mutations mini2)")" "" "... no host changed"
+
+# doctor's sudo check: mini2 scoped without route, mini1 with macOS's sudoers alone
+printf 'admin ALL = (root) NOPASSWD: /sbin/ifconfig\n' > "$t/rule3"
+printf '# nothing without a password\n' > "$t/rule4"
+sim_sudoers mini2 "$t/rule3" && sim_sudoers mini1 "$t/rule4"
+ok $? "mini2: a rule for ifconfig alone; mini1: no rule"
+"$JACCL_CONFIG" doctor --json -F "$cfg" $slow --hosts "$hosts" --state-dir "$t/st3" > "$t/doc.json" 2> "$t/doc.err"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d["checks"] if c["name"] == "sudo"][0]
+for f in c["findings"]:
+    print(f["host"], f["status"], f["message"])' "$t/doc.json" > "$t/doc.sudo"
+grep -q '^mini1 warning sudo: none ' "$t/doc.sudo"
+ok $? "doctor: mini1's sudo is none, a warning"
+grep -q '^mini2 warning sudo: scoped, but the rule does not allow without a password: /sbin/route -n delete -host 192.168.0.1, /sbin/route -n add -host 192.168.0.1 -interface en2$' "$t/doc.sudo"
+ok $? "doctor: mini2's sudo is scoped, the route commands named as missing"
+[ $? -eq 0 ] || diag "$(cat "$t/doc.sudo")"
 done_testing
