@@ -590,10 +590,22 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	return -ENOTSUP;
 }
 
+/* The probe's routing table has an entry for exactly peer (any kind). */
+static bool
+host_route_listed(const struct jc_host *h, const char *peer)
+{
+	for (size_t i = 0; i < h->nroutes; i++)
+		if (h->routes[i].len == 32 && h->routes[i].dest != NULL &&
+		    strcmp(h->routes[i].dest, peer) == 0)
+			return true;
+	return false;
+}
+
 /*
  * bridge0 down and emptied of the cable interfaces (a failure expected
  * when the inventory has no bridge0), then per cable the address and the
- * host route to the peer (deleted first: add fails on an existing route).
+ * host route to the peer (deleted first, add fails on an existing route:
+ * unless the probe's routing table shows none to that peer).
  */
 static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
@@ -609,8 +621,9 @@ macos_setup(struct plan_host *ph, const struct jc_host *h)
 		const struct plan_addr *ad = &ph->addrs[a];
 
 		plan_addr_set(ph, ad);
-		plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip });
+		if (!h->routes_known || host_route_listed(h, ad->peer_ip))
+			plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
+			    &(struct jc_act_arg){ .peer = ad->peer_ip });
 		plan_route_set(ph, ad);
 	}
 }
