@@ -190,10 +190,57 @@ rule(void)
 	sudo_rule_sys_clear(&s);
 }
 
+static void
+rule_linux(void)
+{
+	struct sudo_rule_sys s = { .plat = &jc_platform_linux, .netmgr = JC_NETMGR_NM };
+	char *text, *l;
+	static const char *const want[] = {
+		"/usr/sbin/ip addr replace 192.168.0.1/30 dev tb0",
+		"/usr/sbin/ip addr add 10.1.2.3/24 dev tb0",
+		"/usr/sbin/ip addr del 192.168.0.1/30 dev tb0",
+		"/usr/sbin/ip link set tb0 up",
+		"/usr/sbin/ip link set tb0 down",
+		"/usr/sbin/ip route replace 192.168.0.2/32 dev tb0",
+		"/usr/sbin/ip route replace 192.168.0.2/32 via 10.0.0.1 dev tb0",
+		"/usr/sbin/ip route del 192.168.0.2/32 dev tb0",
+		"/usr/bin/nmcli connection delete jaccl-config tb0",
+	};
+	static const char *const not[] = {
+		"/usr/sbin/ip link set eth0 down",
+		"/usr/sbin/ip addr flush dev tb0",
+		"/usr/bin/nmcli connection delete Wired",
+		"/bin/sh -c :",
+	};
+
+	strv_push(&s.ifaces, "tb0");
+	sudo_rule_defaults(&s);
+	text = sudo_rule_text(&s, 1, true, NULL);
+	l = as_listed(text);
+	for (size_t i = 0; i < JC_ARRAY_LEN(want); i++)
+		ok(allows(l, want[i]) == SUDO_NOPASSWD, "Linux: the rule allows %s", want[i]);
+	for (size_t i = 0; i < JC_ARRAY_LEN(not); i++)
+		ok(allows(l, not[i]) != SUDO_NOPASSWD, "Linux: the rule does not allow %s", not[i]);
+	ok(strstr(text, "%sudo ALL = (root) NOPASSWD: JACCL_CONFIG_LINUX\n") != NULL &&
+	    strstr(text, "Not included") == NULL, "Linux: for the sudo group; NetworkManager fits");
+	free(l);
+	free(text);
+	s.netmgr = JC_NETMGR_NETWORKD;
+	text = sudo_rule_text(&s, 1, true, NULL);
+	l = as_listed(text);
+	ok(strstr(text, "Not included: --persist with systemd-networkd or ifupdown") != NULL &&
+	    strstr(text, "/bin/sh") == NULL && allows(l, "/usr/bin/networkctl reload") == SUDO_NOPASSWD,
+	    "Linux, systemd-networkd: the files written through sh left out and said, the reload in");
+	free(l);
+	free(text);
+	sudo_rule_sys_clear(&s);
+}
+
 int
 main(void)
 {
 	reader();
 	rule();
+	rule_linux();
 	return done_testing();
 }
