@@ -6,7 +6,9 @@
  * networksetup, addresses (and the management address) from ifconfig, RDMA
  * devices from ibv_devinfo (and ibv_devices when a bundle holds it), model
  * and macOS version from sysctl (or sysctl -n hw.model and sw_vers). A
- * missing output leaves its facts unknown with a note.
+ * missing output, or one not understood, leaves its facts unknown with a
+ * note naming the command; only system_profiler's (the cabling itself)
+ * fails the host.
  */
 #include "config.h"
 
@@ -216,7 +218,9 @@ parse_ifaces(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			if (parse_ifconfig(o->data, o->len, &h->ifaces, &h->nifaces,
 			    &notes, &e2) < 0) {
 				strv_free(&notes);
-				return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+				platform_note(h, "%s: %s; its interface addresses unknown", o->name,
+				    e2.msg);
+				continue;
 			}
 			platform_notes_from(h, o->name, &notes);
 			any = true;
@@ -298,11 +302,12 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	if (o != NULL && !not_run(o)) {
 		if (parse_ibv_devices(o->data, o->len, &h->rdma, &h->nrdma, &notes, &e2) < 0) {
 			strv_free(&notes);
-			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+			platform_note(h, "ibv_devices: %s; RDMA devices unknown", e2.msg);
+		} else {
+			platform_notes_from(h, o->name, &notes);
+			listed = true;
+			h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 		}
-		platform_notes_from(h, o->name, &notes);
-		listed = true;
-		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 	} else if (o != NULL) {
 		platform_note(h, "ibv_devices could not run (exit %d)", o->status);
 	}
@@ -320,7 +325,8 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				continue;
 			if (parse_ibv_devinfo(d->data, d->len, &devs, &n, &notes, &e2) < 0) {
 				strv_free(&notes);
-				return jc_fail(err, -EINVAL, "%s: %s", d->name, e2.msg);
+				platform_note(h, "%s: %s; its RDMA devices unknown", d->name, e2.msg);
+				continue;
 			}
 			platform_notes_from(h, d->name, &notes);
 			info = true;
@@ -693,7 +699,7 @@ macos_queries(int kind, const char *iface, const char *peer, char **q1, char **q
 		*q1 = xasprintf("ifconfig %s", iface);
 }
 
-/* ifconfig IF: its flags, addresses and (bridge0) members. */
+/* ifconfig IF (or -a): IF's flags, addresses and (bridge0) members. */
 static void
 macos_ifconfig_state(const struct jc_fact_out *fo, struct jc_fact_state *st)
 {
@@ -702,9 +708,12 @@ macos_ifconfig_state(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	struct jc_strv notes = { 0 };
 
 	if (parse_ifconfig(fo->out, strlen(fo->out), &ifs, &n, &notes, NULL) == 0) {
+		/* ifconfig -a (the probe's) lists every interface: IF must be there */
+		st->exists = false;
 		for (size_t i = 0; i < n; i++) {
 			if (ifs[i].name == NULL || strcmp(ifs[i].name, fo->iface) != 0)
 				continue;
+			st->exists = true;
 			st->up = ifs[i].up;
 			for (size_t k = 0; k < ifs[i].ninet; k++)
 				strv_push_owned(&st->addrs, xasprintf("%s/%d", ifs[i].inet[k],
@@ -769,9 +778,17 @@ macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *p
 
 	(void)iface;
 	if (kind == PLAN_FACT_ADDRS || kind == PLAN_FACT_BRIDGE) {
+		struct jc_iface *ifs = NULL;
+		size_t n = 0;
+		bool ok;
+
 		if ((o = raw_get(raw, "ifconfig.txt")) == NULL || not_run(o) || o->status != 0 ||
 		    blank(o))
 			return false;
+		ok = parse_ifconfig(o->data, o->len, &ifs, &n, NULL, NULL) == 0;
+		parse_ifaces_free(ifs, n);
+		if (!ok)
+			return false;	/* not understood: asked again */
 		*status = 0;
 		*out = xstrndup(o->data, o->len);
 		return true;

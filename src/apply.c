@@ -468,6 +468,19 @@ fact_read(const struct ap_host *h, const struct ap_fact *f, struct jc_err *err)
 	return rc;
 }
 
+/*
+ * After fact_parse: an interface's addresses answered (exit 0) in a form
+ * not understood are not a state that could be put back. 0, or negative.
+ */
+static int
+fact_understood(const struct ap_fact *f, struct jc_err *err)
+{
+	if (f->kind == PLAN_FACT_ADDRS && f->status == 0 && f->out != NULL && !f->st.exists)
+		return jc_fail(err, -EPROTO, "cannot read the state of %s: its answer is not "
+		    "understood", f->iface);
+	return 0;
+}
+
 /* Capture every fact of h (whose facts have kind/iface/peer set). */
 static int
 capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_t n,
@@ -492,6 +505,8 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		if ((rc = fact_read(h, f, err)) != 0)
 			return rc;
 		fact_parse(f, h->plat);
+		if ((rc = fact_understood(f, err)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -1369,6 +1384,8 @@ captured(struct ap_slot *sl)
 		if (rc != 0)
 			return rc;
 		fact_parse(f, sl->h.plat);
+		if ((rc = fact_understood(f, &sl->err)) != 0)
+			return rc;
 	}
 	return 0;
 }
