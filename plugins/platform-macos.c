@@ -775,8 +775,6 @@ macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *p
 {
 	const struct jc_raw_out *o;
 	long netif = -1;
-
-	(void)iface;
 	if (kind == PLAN_FACT_ADDRS || kind == PLAN_FACT_BRIDGE) {
 		struct jc_iface *ifs = NULL;
 		size_t n = 0;
@@ -785,10 +783,14 @@ macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *p
 		if ((o = raw_get(raw, "ifconfig.txt")) == NULL || not_run(o) || o->status != 0 ||
 		    blank(o))
 			return false;
-		ok = parse_ifconfig(o->data, o->len, &ifs, &n, NULL, NULL) == 0;
+		/* not understood, or IF not listed: asked again (its own answer then) */
+		ok = parse_ifconfig(o->data, o->len, &ifs, &n, NULL, NULL) == 0 &&
+		    kind == PLAN_FACT_BRIDGE;
+		for (size_t i = 0; !ok && i < n; i++)
+			ok = ifs[i].name != NULL && strcmp(ifs[i].name, iface) == 0;
 		parse_ifaces_free(ifs, n);
 		if (!ok)
-			return false;	/* not understood: asked again */
+			return false;
 		*status = 0;
 		*out = xstrndup(o->data, o->len);
 		return true;
