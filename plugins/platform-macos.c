@@ -756,6 +756,33 @@ macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
  * UHS IF") is what `route -n get PEER` reports as one, in its layout; no
  * such line, no such route. The network services are not in the probe.
  */
+/*
+ * IF's block of an ifconfig -a listing: its "IF: flags=" line and the
+ * indented lines after it, what `ifconfig IF` prints. NULL when IF is not
+ * listed. New string.
+ */
+static char *
+ifconfig_block(const char *data, size_t len, const char *iface)
+{
+	size_t il = strlen(iface), pos = 0, start = 0;
+	bool in = false;
+
+	while (pos < len) {
+		const char *line = data + pos, *nl = memchr(line, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		bool head = ll > 0 && line[0] != ' ' && line[0] != '\t';
+
+		if (in && head)
+			break;
+		if (!in && head && ll > il + 1 && strncmp(line, iface, il) == 0 && line[il] == ':') {
+			in = true;
+			start = pos;
+		}
+		pos += ll + (nl ? 1 : 0);
+	}
+	return in ? xstrndup(data + start, pos - start) : NULL;
+}
+
 static bool
 netstat_ok(const struct jc_raw_out *o)
 {
@@ -791,8 +818,10 @@ macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *p
 		parse_ifaces_free(ifs, n);
 		if (!ok)
 			return false;
-		*status = 0;
-		*out = xstrndup(o->data, o->len);
+		*out = ifconfig_block(o->data, o->len, iface);
+		*status = *out != NULL ? 0 : 1;
+		if (*out == NULL)
+			*out = xasprintf("(ifconfig -a) no interface %s\n", iface);
 		return true;
 	}
 	if (kind != PLAN_FACT_ROUTE || (o = raw_get(raw, NETSTAT)) == NULL || not_run(o) ||
