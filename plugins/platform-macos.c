@@ -798,10 +798,13 @@ netstat_ok(const struct jc_raw_out *o)
 
 static bool
 macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
-    int *status, char **out)
+    int *status, char **out, int *lstatus, char **lout)
 {
 	const struct jc_raw_out *o;
 	long netif = -1;
+
+	(void)lstatus;
+	(void)lout;
 	if (kind == PLAN_FACT_ADDRS || kind == PLAN_FACT_BRIDGE) {
 		struct jc_iface *ifs = NULL;
 		size_t n = 0;

@@ -209,11 +209,12 @@ struct jc_platform_ops {
 	/*
 	 * Optional: a fact's prior state from the probe's own outputs (raw),
 	 * as its queries would have printed it (*out, new string, and
-	 * *status), so that a setup need not ask again. False when raw does
-	 * not tell (the fact is queried then).
+	 * *status; *lout and *lstatus for a second query, left alone when the
+	 * system has none), so that a setup need not ask again. False when
+	 * raw does not tell (the fact is queried then).
 	 */
 	bool (*prior)(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
-	    int *status, char **out);
+	    int *status, char **out, int *lstatus, char **lout);
 };
 
 extern const struct jc_platform_ops jc_platform_macos;

@@ -1539,7 +1539,8 @@ dlg_script(struct ap_dlg *d, char **script)
 		char *q1, *q2;
 
 		if (raw != NULL && sl->h.plat->prior != NULL &&
-		    sl->h.plat->prior(raw, f->kind, f->iface, f->peer, &f->status, &f->out))
+		    sl->h.plat->prior(raw, f->kind, f->iface, f->peer, &f->status, &f->out,
+		    &f->lstatus, &f->lout))
 			continue;	/* the probe said it already */
 		sl->h.plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
 		d->qref[q.n] = (struct ap_qref){ i, false };
