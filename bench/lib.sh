@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Helpers of the benchmarks on the simulated cluster (sourced after
 # tests/lib/tap.sh and tests/lib/sim.sh): the jaccl-config to measure, wall
-# and CPU times of one run, medians and ratios, the ring topology generator,
+# and CPU times of one run, medians and ratios, the ring and mesh topology generators,
 # and a reset of the hosts' Thunderbolt network between setup runs.
 
 # bench_jaccl_config NAME: set JACCL_CONFIG (./jaccl-config, else
@@ -87,6 +87,22 @@ if n == 2:
 elif n > 2:
     cables = [{"a": f"m{i}", "a_port": 1, "b": f"m{(i + 1) % n}", "b_port": 2} for i in range(n)]
 print(json.dumps({"name": f"bench-ring{n}", "defaults": {"model": "Mac16,11"},
+                  "hosts": hosts, "cables": cables}))
+PY
+}
+
+# mesh N: a topology of N Mac Studio M3 Ultra (6 ports: N <= 7), every
+# pair cabled once, host i's cable to its k-th other host on port k
+mesh() {
+	python3 - "$1" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+hosts = [{"name": f"s{i}"} for i in range(n)]
+cables = []
+for i in range(n):
+    for j in range(i + 1, n):
+        cables.append({"a": f"s{i}", "a_port": j, "b": f"s{j}", "b_port": i + 1})
+print(json.dumps({"name": f"bench-mesh{n}", "defaults": {"model": "Mac15,14"},
                   "hosts": hosts, "cables": cables}))
 PY
 }

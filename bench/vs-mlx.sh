@@ -14,6 +14,9 @@
 #
 #   sudo bench/vs-mlx.sh [SIZES]        (default sizes: 2 4 7 16)
 #
+# then on full meshes of Mac Studios (MESH="7" by default, MESH="" none)
+# only the commands each tool runs per host, --dot and --auto-setup.
+#
 # Settings: JACCL_CONFIG (default: ./jaccl-config, else _build/jaccl-config),
 # MLX_DISTRIBUTED_CONFIG (default: the MLX peer's bin/mlx.distributed_config
 # in ../shared/peers/mlx or ../../shared/peers/mlx of the source tree, else
@@ -132,6 +135,25 @@ for n in $sizes; do
 	sim_down
 done
 
+# full meshes of Mac Studios (MESH, default 7; "" for none): the commands
+# each tool runs per host, --dot and --auto-setup, one run each
+mesh_cmds=
+for n in ${MESH-7}; do
+	mesh "$n" >"$t/mesh$n.json"
+	sim_up "$t/mesh$n.json" 2>"$t/up.err" || { cat "$t/up.err" >&2; exit 1; }
+	hosts=$(sim_hosts)
+	cfg=$(sim_ssh_config)
+	printf '#!/bin/sh\nexec "%s" -F "%s" "$@"\n' "$ssh_path" "$cfg" >"$t/bin/ssh"
+	chmod 755 "$t/bin/ssh"
+	cd_o=$(per_host ours_dot) && cd_m=$(per_host mlx_dot) &&
+	    cs_o=$(per_host ours_setup) && cs_m=$(per_host mlx_setup) || exit 1
+	mesh_cmds="$mesh_cmds
+# mesh of $n: commands per host, --dot ours/mlx $cd_o/$cd_m, --auto-setup ours/mlx $cs_o/$cs_m"
+	eval "meshset_o_$n=$cs_o meshset_m_$n=$cs_m"
+	sim_down
+done
+[ -n "$mesh_cmds" ] && echo "${mesh_cmds#?}"
+
 # the goals, for the sizes that ran
 goal() { # goal DESCRIPTION PYTHON-CONDITION
 	if python3 -c "import sys; sys.exit(0 if ($2) else 1)"; then
@@ -165,4 +187,9 @@ for n in $sizes; do
 	done
 done
 goal "jaccl-config's own CPU time at most 10 ms per host (worst run: $worst ms)" "$worst <= 10"
+for n in ${MESH-7}; do
+	eval "o=\$meshset_o_$n m=\$meshset_m_$n"
+	goal "--auto-setup on a mesh of $n: no more macOS commands per host than mlx ($o / $m)" \
+	    "$o <= $m"
+done
 exit $status

@@ -23,6 +23,7 @@
 #include "parse_linux.h"
 #include "parse_net.h"
 #include "parse_state.h"
+#include "parse_sudo.h"
 #include "plan.h"
 #include "parse_sw.h"
 #include "platform.h"
@@ -76,7 +77,7 @@ static const struct jc_probe_cmd linux_cmds[] = {
 	  "set -- ${SSH_CONNECTION:-}; a=${3:-}; echo \"addr=$a\"; "
 	  "[ -n \"$a\" ] && ip -o addr show | while read -r n i fam ad rest; do "
 	  "[ \"${ad%/*}\" = \"$a\" ] && echo \"iface=$i\"; done; true" },
-	{ "sudo-n-true.txt", "sudo -n true" },
+	{ PLATFORM_SUDO_FILE, SUDO_PROBE_CMD },
 	/*
 	 * What configures the network at boot, where --persist writes: a
 	 * unit enabled in /etc/systemd/system (systemctl enable's links, which
@@ -212,14 +213,7 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	platform_notes_from(h, "neigh.txt", &notes);
 	parse_neigh_free(nb, nnb);
 
-	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
-		if (o->status == 0)
-			h->sudo = JC_YES;
-		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
-			h->sudo = JC_NO;
-	}
-	if (h->sudo == JC_UNKNOWN)
-		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+	platform_sudo(h, raw);
 	return 0;
 }
 
@@ -495,6 +489,116 @@ linux_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 		st->up = parse_ip_link_up(fo->lout);
 }
 
+/*
+ * The probe's answers as the facts' queries: `ip -j addr show` holds each
+ * interface's IPv4 addresses and link flags (what `ip -4 -o addr show dev
+ * IF` and `ip -o link show dev IF` print, in their layout), `ip -j -4 route
+ * show table all` the main table's route to a peer (`ip route show
+ * PEER/32`). An interface not listed, or an answer not understood: asked.
+ */
+static bool
+linux_prior(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
+    int *status, char **out, int *lstatus, char **lout)
+{
+	const struct jc_raw_out *o;
+	json_t *root, *e;
+	size_t i;
+	bool found = false;
+
+	if (kind != PLAN_FACT_ADDRS && kind != PLAN_FACT_ROUTE)
+		return false;
+	o = raw_get(raw, kind == PLAN_FACT_ADDRS ? "ip-j-addr.txt" : "ip-j-4-route.txt");
+	if (not_run(o) || o->status != 0 ||
+	    (root = json_loadb(o->data, o->len, 0, NULL)) == NULL)
+		return false;
+	if (!json_is_array(root)) {
+		json_decref(root);
+		return false;
+	}
+	json_array_foreach(root, i, e) {
+		struct jc_buf b = { 0 }, l = { 0 };
+		json_t *a, *f;
+		size_t k;
+
+		if (kind == PLAN_FACT_ROUTE) {
+			const char *dst = json_string_value(json_object_get(e, "dst"));
+			const char *tab = json_string_value(json_object_get(e, "table"));
+			const char *typ = json_string_value(json_object_get(e, "type"));
+			const char *gw = json_string_value(json_object_get(e, "gateway"));
+			const char *dev = json_string_value(json_object_get(e, "dev"));
+			size_t pl = strlen(peer);
+
+			if (dst == NULL || (tab != NULL && strcmp(tab, "main") != 0) ||
+			    (typ != NULL && strcmp(typ, "unicast") != 0) || strncmp(dst, peer, pl) != 0 ||
+			    (dst[pl] != '\0' && strcmp(dst + pl, "/32") != 0))
+				continue;
+			buf_printf(&b, "%s", peer);
+			if (gw != NULL && jc_ipv4_ok(gw))
+				buf_printf(&b, " via %s", gw);
+			if (dev != NULL && jc_iface_name_ok(dev))
+				buf_printf(&b, " dev %s", dev);
+			buf_puts(&b, "\n");
+			*out = buf_steal(&b);
+			*status = 0;
+			found = true;
+			break;
+		}
+		if (!json_is_string(json_object_get(e, "ifname")) ||
+		    strcmp(json_string_value(json_object_get(e, "ifname")), iface) != 0)
+			continue;
+		buf_puts(&b, "");
+		json_array_foreach(json_object_get(e, "addr_info"), k, a) {
+			const char *fam = json_string_value(json_object_get(a, "family"));
+			const char *loc = json_string_value(json_object_get(a, "local"));
+			json_t *pfx = json_object_get(a, "prefixlen");
+
+			if (fam != NULL && strcmp(fam, "inet") == 0 && loc != NULL && jc_ipv4_ok(loc) &&
+			    json_is_integer(pfx))
+				buf_printf(&b, "0: %s    inet %s/%lld\n", iface, loc,
+				    (long long)json_integer_value(pfx));
+		}
+		buf_printf(&l, "0: %s: <", iface);
+		json_array_foreach(json_object_get(e, "flags"), k, f)
+			if (json_is_string(f))
+				buf_printf(&l, "%s%s", k ? "," : "", json_string_value(f));
+		buf_puts(&l, ">\n");
+		*out = buf_steal(&b);
+		*status = 0;
+		*lout = buf_steal(&l);
+		*lstatus = 0;
+		found = true;
+		break;
+	}
+	json_decref(root);
+	if (!found && kind == PLAN_FACT_ROUTE) {
+		*out = xstrdup("");	/* what ip route show prints for no route */
+		*status = 0;
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * The programs a setup runs under sudo, where Debian, Ubuntu and Fedora
+ * keep them (/sbin and /bin lead there with a merged /usr).
+ */
+static const char *
+linux_priv_path(const char *name)
+{
+	static const char *const paths[][2] = {
+		{ "ip", "/usr/sbin/ip" },
+		{ "nmcli", "/usr/bin/nmcli" },
+		{ "networkctl", "/usr/bin/networkctl" },
+		{ "sh", "/bin/sh" },
+		{ "rm", "/bin/rm" },
+	};
+
+	for (size_t i = 0; i < JC_ARRAY_LEN(paths); i++)
+		if (strcmp(name, paths[i][0]) == 0)
+			return paths[i][1];
+	return NULL;
+}
+
 const struct jc_platform_ops jc_platform_linux = {
 	.name = "linux",
 	.display = "Linux",
@@ -511,4 +615,6 @@ const struct jc_platform_ops jc_platform_linux = {
 	.command = linux_command,
 	.queries = linux_queries,
 	.fact_parse = linux_fact_parse,
+	.priv_path = linux_priv_path,
+	.prior = linux_prior,
 };

@@ -6,7 +6,9 @@
  * networksetup, addresses (and the management address) from ifconfig, RDMA
  * devices from ibv_devinfo (and ibv_devices when a bundle holds it), model
  * and macOS version from sysctl (or sysctl -n hw.model and sw_vers). A
- * missing output leaves its facts unknown with a note.
+ * missing output, or one not understood, leaves its facts unknown with a
+ * note naming the command; only system_profiler's (the cabling itself)
+ * fails the host.
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 #include "parse_ibv.h"
 #include "parse_net.h"
 #include "parse_state.h"
+#include "parse_sudo.h"
 #include "parse_sw.h"
 #include "parse_tb.h"
 #include "plan.h"
@@ -58,7 +61,7 @@ static const struct jc_probe_cmd macos_cmds[] = {
 	{ NETSTAT, "netstat -rn -f inet" },
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
-	{ "sudo-n-true.txt", "sudo -n true" },
+	{ PLATFORM_SUDO_FILE, SUDO_PROBE_CMD },
 	{ NULL, NULL },
 };
 
@@ -183,7 +186,9 @@ parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	}
 	if (parse_networksetup(o->data, o->len, &h->hwports, &h->nhwports, &notes, &e2) < 0) {
 		strv_free(&notes);
-		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		platform_note(h, "networksetup -listallhardwareports: %s; Thunderbolt interface "
+		    "names unknown", e2.msg);
+		return 0;
 	}
 	platform_notes_from(h, o->name, &notes);
 	for (size_t i = 0; i < h->nports; i++) {
@@ -225,7 +230,9 @@ parse_ifaces(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 			if (parse_ifconfig(o->data, o->len, &h->ifaces, &h->nifaces,
 			    &notes, &e2) < 0) {
 				strv_free(&notes);
-				return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+				platform_note(h, "%s: %s; its interface addresses unknown", o->name,
+				    e2.msg);
+				continue;
 			}
 			platform_notes_from(h, o->name, &notes);
 			any = true;
@@ -247,8 +254,13 @@ parse_routes(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		return 0;
 	}
 	if (parse_netstat_routes(o->data, o->len, &h->routes, &h->nroutes, &notes, &e2) < 0) {
+		/* an answer not understood: the routes unknown, the rest still read */
 		strv_free(&notes);
-		return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+		jc_routes_free(h->routes, h->nroutes);
+		h->routes = NULL;
+		h->nroutes = 0;
+		platform_note(h, "netstat -rn -f inet: %s; routes unknown", e2.msg);
+		return 0;
 	}
 	platform_notes_from(h, o->name, &notes);
 	h->routes_known = true;
@@ -302,11 +314,12 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	if (o != NULL && !not_run(o)) {
 		if (parse_ibv_devices(o->data, o->len, &h->rdma, &h->nrdma, &notes, &e2) < 0) {
 			strv_free(&notes);
-			return jc_fail(err, -EINVAL, "%s: %s", o->name, e2.msg);
+			platform_note(h, "ibv_devices: %s; RDMA devices unknown", e2.msg);
+		} else {
+			platform_notes_from(h, o->name, &notes);
+			listed = true;
+			h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 		}
-		platform_notes_from(h, o->name, &notes);
-		listed = true;
-		h->rdma_listed = h->nrdma > 0 ? JC_YES : JC_NO;
 	} else if (o != NULL) {
 		platform_note(h, "ibv_devices could not run (exit %d)", o->status);
 	}
@@ -324,7 +337,8 @@ parse_rdma(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				continue;
 			if (parse_ibv_devinfo(d->data, d->len, &devs, &n, &notes, &e2) < 0) {
 				strv_free(&notes);
-				return jc_fail(err, -EINVAL, "%s: %s", d->name, e2.msg);
+				platform_note(h, "%s: %s; its RDMA devices unknown", d->name, e2.msg);
+				continue;
 			}
 			platform_notes_from(h, d->name, &notes);
 			info = true;
@@ -393,15 +407,7 @@ parse_misc(struct jc_host *h, const struct jc_raw *raw)
 			h->mgmt_iface = xstrdup(mgmt[i]);
 		free(file);
 	}
-	h->sudo = JC_UNKNOWN;
-	if ((o = raw_get(raw, "sudo-n-true.txt")) != NULL) {
-		if (o->status == 0)
-			h->sudo = JC_YES;
-		else if (o->status > 0 || strstr(o->data, "password is required") != NULL)
-			h->sudo = JC_NO;
-	}
-	if (h->sudo == JC_UNKNOWN)
-		platform_note(h, "passwordless sudo unknown (sudo -n true not captured)");
+	platform_sudo(h, raw);
 }
 
 static bool
@@ -602,10 +608,22 @@ macos_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	return -ENOTSUP;
 }
 
+/* The probe's routing table has an entry for exactly peer (any kind). */
+static bool
+host_route_listed(const struct jc_host *h, const char *peer)
+{
+	for (size_t i = 0; i < h->nroutes; i++)
+		if (h->routes[i].len == 32 && h->routes[i].dest != NULL &&
+		    strcmp(h->routes[i].dest, peer) == 0)
+			return true;
+	return false;
+}
+
 /*
  * bridge0 down and emptied of the cable interfaces (a failure expected
  * when the inventory has no bridge0), then per cable the address and the
- * host route to the peer (deleted first: add fails on an existing route).
+ * host route to the peer (deleted first, add fails on an existing route:
+ * unless the probe's routing table shows none to that peer).
  */
 static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
@@ -621,8 +639,9 @@ macos_setup(struct plan_host *ph, const struct jc_host *h)
 		const struct plan_addr *ad = &ph->addrs[a];
 
 		plan_addr_set(ph, ad);
-		plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
-		    &(struct jc_act_arg){ .peer = ad->peer_ip });
+		if (!h->routes_known || host_route_listed(h, ad->peer_ip))
+			plan_act(ph, &ph->cmds, true, JC_ACT_ROUTE_DEL,
+			    &(struct jc_act_arg){ .peer = ad->peer_ip });
 		plan_route_set(ph, ad);
 	}
 }
@@ -692,7 +711,7 @@ macos_queries(int kind, const char *iface, const char *peer, char **q1, char **q
 		*q1 = xasprintf("ifconfig %s", iface);
 }
 
-/* ifconfig IF: its flags, addresses and (bridge0) members. */
+/* ifconfig IF (or -a): IF's flags, addresses and (bridge0) members. */
 static void
 macos_ifconfig_state(const struct jc_fact_out *fo, struct jc_fact_state *st)
 {
@@ -701,9 +720,12 @@ macos_ifconfig_state(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	struct jc_strv notes = { 0 };
 
 	if (parse_ifconfig(fo->out, strlen(fo->out), &ifs, &n, &notes, NULL) == 0) {
+		/* ifconfig -a (the probe's) lists every interface: IF must be there */
+		st->exists = false;
 		for (size_t i = 0; i < n; i++) {
 			if (ifs[i].name == NULL || strcmp(ifs[i].name, fo->iface) != 0)
 				continue;
+			st->exists = true;
 			st->up = ifs[i].up;
 			for (size_t k = 0; k < ifs[i].ninet; k++)
 				strv_push_owned(&st->addrs, xasprintf("%s/%d", ifs[i].inet[k],
@@ -739,6 +761,135 @@ macos_fact_parse(const struct jc_fact_out *fo, struct jc_fact_state *st)
 	macos_ifconfig_state(fo, st);
 }
 
+/*
+ * The probe's answers as the facts' queries: `ifconfig -a` holds what
+ * `ifconfig IF` prints for every interface (the parser picks IF), and a
+ * static host route to the peer in `netstat -rn -f inet` ("PEER GATEWAY
+ * UHS IF") is what `route -n get PEER` reports as one, in its layout; no
+ * such line, no such route. The network services are not in the probe.
+ */
+/*
+ * IF's block of an ifconfig -a listing: its "IF: flags=" line and the
+ * indented lines after it, what `ifconfig IF` prints. NULL when IF is not
+ * listed. New string.
+ */
+static char *
+ifconfig_block(const char *data, size_t len, const char *iface)
+{
+	size_t il = strlen(iface), pos = 0, start = 0;
+	bool in = false;
+
+	while (pos < len) {
+		const char *line = data + pos, *nl = memchr(line, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		bool head = ll > 0 && line[0] != ' ' && line[0] != '\t';
+
+		if (in && head)
+			break;
+		if (!in && head && ll > il + 1 && strncmp(line, iface, il) == 0 && line[il] == ':') {
+			in = true;
+			start = pos;
+		}
+		pos += ll + (nl ? 1 : 0);
+	}
+	return in ? xstrndup(data + start, pos - start) : NULL;
+}
+
+static bool
+netstat_ok(const struct jc_raw_out *o)
+{
+	struct jc_route *r = NULL;
+	struct jc_strv notes = { 0 };
+	size_t n = 0;
+	int rc = parse_netstat_routes(o->data, o->len, &r, &n, &notes, NULL);
+
+	jc_routes_free(r, n);
+	strv_free(&notes);
+	return rc == 0;
+}
+
+static bool
+macos_prior(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
+    int *status, char **out, int *lstatus, char **lout)
+{
+	const struct jc_raw_out *o;
+	long netif = -1;
+
+	(void)lstatus;
+	(void)lout;
+	if (kind == PLAN_FACT_ADDRS || kind == PLAN_FACT_BRIDGE) {
+		struct jc_iface *ifs = NULL;
+		size_t n = 0;
+		bool ok;
+
+		if ((o = raw_get(raw, "ifconfig.txt")) == NULL || not_run(o) || o->status != 0 ||
+		    blank(o))
+			return false;
+		/* not understood, or IF not listed: asked again (its own answer then) */
+		ok = parse_ifconfig(o->data, o->len, &ifs, &n, NULL, NULL) == 0 &&
+		    kind == PLAN_FACT_BRIDGE;
+		for (size_t i = 0; !ok && i < n; i++)
+			ok = ifs[i].name != NULL && strcmp(ifs[i].name, iface) == 0;
+		parse_ifaces_free(ifs, n);
+		if (!ok)
+			return false;
+		*out = ifconfig_block(o->data, o->len, iface);
+		*status = *out != NULL ? 0 : 1;
+		if (*out == NULL)
+			*out = xasprintf("(ifconfig -a) no interface %s\n", iface);
+		return true;
+	}
+	if (kind != PLAN_FACT_ROUTE || (o = raw_get(raw, NETSTAT)) == NULL || not_run(o) ||
+	    o->status != 0 || !netstat_ok(o))
+		return false;
+	for (const char *line = o->data; line != NULL && *line; ) {
+		const char *nl = memchr(line, '\n', o->len - (size_t)(line - o->data));
+		char *l = xstrndup(line, nl ? (size_t)(nl - line) : strlen(line)), *w[8], *save;
+		size_t nw = 0;
+
+		line = nl ? nl + 1 : NULL;
+		for (char *t = strtok_r(l, " \t", &save); t != NULL && nw < JC_ARRAY_LEN(w);
+		    t = strtok_r(NULL, " \t", &save))
+			w[nw++] = t;
+		if (nw >= 2 && strcmp(w[0], "Destination") == 0) {
+			for (size_t k = 0; k < nw; k++)
+				if (strcmp(w[k], "Netif") == 0)
+					netif = (long)k;
+		} else if (netif > 2 && (size_t)netif < nw && strcmp(w[0], peer) == 0 &&
+		    strchr(w[2], 'H') != NULL && strchr(w[2], 'S') != NULL &&
+		    jc_iface_name_ok(w[netif])) {
+			bool gw = jc_ipv4_ok(w[1]);
+
+			*out = xasprintf("(netstat -rn -f inet)\ndestination: %s\n%s%s%s"
+			    "  interface: %s\n      flags: <UP,HOST,DONE,STATIC>\n", peer,
+			    gw ? "    gateway: " : "", gw ? w[1] : "", gw ? "\n" : "", w[netif]);
+			*status = 0;
+			free(l);
+			return true;
+		}
+		free(l);
+	}
+	*out = xasprintf("(netstat -rn -f inet) no static host route to %s\n", peer);
+	*status = 1;
+	return true;
+}
+
+/* Where macOS keeps the programs a setup runs under sudo. */
+static const char *
+macos_priv_path(const char *name)
+{
+	static const char *const paths[][2] = {
+		{ "ifconfig", "/sbin/ifconfig" },
+		{ "route", "/sbin/route" },
+		{ "networksetup", "/usr/sbin/networksetup" },
+	};
+
+	for (size_t i = 0; i < JC_ARRAY_LEN(paths); i++)
+		if (strcmp(name, paths[i][0]) == 0)
+			return paths[i][1];
+	return NULL;
+}
+
 const struct jc_platform_ops jc_platform_macos = {
 	.name = "macos",
 	.display = "macOS",
@@ -754,4 +905,6 @@ const struct jc_platform_ops jc_platform_macos = {
 	.command = macos_command,
 	.queries = macos_queries,
 	.fact_parse = macos_fact_parse,
+	.priv_path = macos_priv_path,
+	.prior = macos_prior,
 };

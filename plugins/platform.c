@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse_sudo.h"
 #include "platform.h"
 #include "util.h"
 
@@ -181,6 +182,25 @@ platform_note(struct jc_host *h, const char *fmt, ...)
 	va_start(ap, fmt);
 	h->notes[h->nnotes++] = xvasprintf(fmt, ap);
 	va_end(ap);
+}
+
+void
+platform_sudo(struct jc_host *h, const struct jc_raw *raw)
+{
+	const struct jc_raw_out *o = raw_get(raw, PLATFORM_SUDO_FILE);
+
+	h->sudo = JC_UNKNOWN;
+	h->sudo_mode = JC_SUDO_UNKNOWN;
+	free(h->sudo_list);
+	h->sudo_list = NULL;
+	if (o == NULL) {
+		platform_note(h, "passwordless sudo unknown (%s not captured)", SUDO_PROBE_CMD);
+		return;
+	}
+	h->sudo_mode = sudo_probe_mode(o->data, o->status);
+	h->sudo = h->sudo_mode == JC_SUDO_ALL ? JC_YES : JC_NO;
+	if (h->sudo_mode == JC_SUDO_SCOPED)
+		h->sudo_list = xstrdup(o->data);
 }
 
 void

@@ -204,6 +204,21 @@ struct jc_platform_ops {
 	void (*queries)(int kind, const char *iface, const char *peer, char **q1, char **q2);
 	/* What the outputs of a fact's queries say, into st (cleared first). */
 	void (*fact_parse)(const struct jc_fact_out *fo, struct jc_fact_state *st);
+	/*
+	 * The absolute path of a program command() runs under sudo (its
+	 * argv[1]: "ifconfig" -> "/sbin/ifconfig"), the path a sudoers rule
+	 * names; NULL for another name.
+	 */
+	const char *(*priv_path)(const char *name);
+	/*
+	 * Optional: a fact's prior state from the probe's own outputs (raw),
+	 * as its queries would have printed it (*out, new string, and
+	 * *status; *lout and *lstatus for a second query, left alone when the
+	 * system has none), so that a setup need not ask again. False when
+	 * raw does not tell (the fact is queried then).
+	 */
+	bool (*prior)(const struct jc_raw *raw, int kind, const char *iface, const char *peer,
+	    int *status, char **out, int *lstatus, char **lout);
 };
 
 extern const struct jc_platform_ops jc_platform_macos;
@@ -241,6 +256,16 @@ const char *platform_os_display(enum jc_os os);
 /* Append a note (printf-style) to h->notes; used by the backends. */
 void platform_note(struct jc_host *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * The probe's sudo file: what sudo allows without a password. The
+ * command is SUDO_PROBE_CMD (parse_sudo.h); bundles made before it hold
+ * the answer of `sudo -n true` under the same name, read as before.
+ */
+#define PLATFORM_SUDO_FILE "sudo-n-true.txt"
+
+/* h->sudo, sudo_mode and sudo_list from raw's sudo file (a note when missing). */
+void platform_sudo(struct jc_host *h, const struct jc_raw *raw);
 
 /* Note each of notes on h as "FILE: note", then free notes. */
 void platform_notes_from(struct jc_host *h, const char *file, struct jc_strv *notes);

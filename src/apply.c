@@ -468,6 +468,19 @@ fact_read(const struct ap_host *h, const struct ap_fact *f, struct jc_err *err)
 	return rc;
 }
 
+/*
+ * After fact_parse: an interface's addresses answered (exit 0) in a form
+ * not understood are not a state that could be put back. 0, or negative.
+ */
+static int
+fact_understood(const struct ap_fact *f, struct jc_err *err)
+{
+	if (f->kind == PLAN_FACT_ADDRS && f->status == 0 && f->out != NULL && !f->st.exists)
+		return jc_fail(err, -EPROTO, "cannot read the state of %s: its answer is not "
+		    "understood", f->iface);
+	return 0;
+}
+
 /* Capture every fact of h (whose facts have kind/iface/peer set). */
 static int
 capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_t n,
@@ -492,6 +505,8 @@ capture(struct jc_conn *s, const struct ap_host *h, struct ap_fact *facts, size_
 		if ((rc = fact_read(h, f, err)) != 0)
 			return rc;
 		fact_parse(f, h->plat);
+		if ((rc = fact_understood(f, err)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -1369,6 +1384,8 @@ captured(struct ap_slot *sl)
 		if (rc != 0)
 			return rc;
 		fact_parse(f, sl->h.plat);
+		if ((rc = fact_understood(f, &sl->err)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -1501,8 +1518,14 @@ static int
 dlg_script(struct ap_dlg *d, char **script)
 {
 	struct ap_slot *sl = d->sl;
+	const struct apply_opts *o = sl->run->o;
+	const struct jc_raw *raw = NULL;
 	struct jc_strv q = { 0 };
 
+	for (size_t i = 0; i < o->nraws && raw == NULL; i++)
+		if (o->raws[i].host != NULL && o->raws[i].n > 0 &&
+		    strcmp(o->raws[i].host, sl->h.name) == 0)
+			raw = &o->raws[i];
 	*script = NULL;
 	for (size_t c = 0; c < sl->ph->cmds.n; c++)
 		for (size_t k = 0; k < sl->ph->cmds.v[c].argc; k++)
@@ -1515,6 +1538,10 @@ dlg_script(struct ap_dlg *d, char **script)
 		struct ap_fact *f = &sl->h.facts[i];
 		char *q1, *q2;
 
+		if (raw != NULL && sl->h.plat->prior != NULL &&
+		    sl->h.plat->prior(raw, f->kind, f->iface, f->peer, &f->status, &f->out,
+		    &f->lstatus, &f->lout))
+			continue;	/* the probe said it already */
 		sl->h.plat->queries(f->kind, f->iface, f->peer, &q1, &q2);
 		d->qref[q.n] = (struct ap_qref){ i, false };
 		strv_push_owned(&q, q1);
@@ -1524,7 +1551,9 @@ dlg_script(struct ap_dlg *d, char **script)
 		}
 	}
 	d->nq = q.n;
-	*script = setup_script(q.v, q.n, sl->ph->cmds.v, sl->ph->cmds.n);
+	/* a scoped sudo: each command under its own, by the path its rule names */
+	*script = setup_script(q.v, q.n, sl->ph->cmds.v, sl->ph->cmds.n,
+	    sl->jh->sudo_mode == JC_SUDO_SCOPED ? sl->h.plat->priv_path : NULL);
 	strv_free(&q);
 	return 0;
 }

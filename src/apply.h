@@ -56,6 +56,13 @@ struct apply_opts {
 	 */
 	struct jc_conn **conns;
 	size_t nconns;
+	/*
+	 * Optional: the probe's raw outputs of the hosts (by host name), from
+	 * which a setup takes the prior state its system can read there
+	 * (jc_platform_ops.prior) instead of asking each host again.
+	 */
+	const struct jc_raw *raws;
+	size_t nraws;
 };
 
 enum apply_host_status {

@@ -877,6 +877,8 @@ const struct doctor_check doctor_checks[] = {
 	  doctor_chk_firewall },
 	{ "install", DOCTOR_WARNING, "every host has this jaccl-config where verify looks for it",
 	  doctor_chk_install },
+	{ "sudo", DOCTOR_WARNING, "every host's sudo runs the setup's commands without a password",
+	  doctor_chk_sudo },
 };
 const size_t doctor_nchecks = JC_ARRAY_LEN(doctor_checks);
 

@@ -23,4 +23,7 @@ void doctor_chk_login_env(const struct doctor_input *in, struct doctor_report *r
 void doctor_chk_sleep(const struct doctor_input *in, struct doctor_report *r);
 void doctor_chk_firewall(const struct doctor_input *in, struct doctor_report *r);
 
+/* doctor_sudo.c: each host's sudo mode and what its rule leaves out. */
+void doctor_chk_sudo(const struct doctor_input *in, struct doctor_report *r);
+
 #endif

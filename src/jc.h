@@ -60,6 +60,14 @@ enum jc_os {
  * What configures a Linux host's network at boot (its persistent setup
  * goes there): the probe's netmgr.txt, parse_linux_netmgr().
  */
+/* What a host's sudo allows without a password (parse_sudo.h). */
+enum jc_sudo_mode {
+	JC_SUDO_UNKNOWN = 0,	/* not captured */
+	JC_SUDO_NONE,		/* nothing (macOS's default: a password for everything) */
+	JC_SUDO_SCOPED,		/* some commands only (sudo_list says which) */
+	JC_SUDO_ALL,		/* everything (sudo -n /bin/sh works) */
+};
+
 enum jc_netmgr {
 	JC_NETMGR_UNKNOWN = 0,	/* not captured (an older bundle, macOS) */
 	JC_NETMGR_NONE,		/* none of those below */
@@ -178,7 +186,9 @@ struct jc_host {
 	bool routes_known;	/* the routing table was captured */
 	int rdma_listed;	/* enum jc_tri: JC_UNKNOWN when not captured */
 	int rdma_enabled;	/* enum jc_tri: rdma_ctl status */
-	int sudo;		/* enum jc_tri: passwordless sudo */
+	int sudo;		/* enum jc_tri: passwordless sudo for everything */
+	int sudo_mode;		/* enum jc_sudo_mode */
+	char *sudo_list;	/* SCOPED: what `sudo -n -ll` listed, else NULL */
 	int netmgr;		/* enum jc_netmgr (Linux) */
 	char *mgmt_ip;		/* en0, else en1, else another non-cable IPv4 */
 	char *mgmt_iface;

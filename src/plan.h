@@ -11,7 +11,9 @@
  *   macOS:  sudo ifconfig bridge0 down
  *           sudo ifconfig bridge0 deletem IF      (each cable interface in the bridge)
  *           sudo ifconfig IF inet A netmask 255.255.255.252
- *           sudo route -n delete -host PEER        (may fail: no such route)
+ *           sudo route -n delete -host PEER        (may fail: no such route;
+ *                                                   left out when the probe
+ *                                                   lists no route to PEER)
  *           sudo route -n add -host PEER -interface IF
  *   Linux:  sudo ip addr replace A/30 dev IF
  *           sudo ip link set IF up

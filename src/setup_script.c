@@ -20,9 +20,14 @@ ss_quote(const char *s)
 	return buf_steal(&b);
 }
 
-/* The privileged part: one function call per command. */
+/*
+ * The privileged part: one function call per command. Under one sudo, a
+ * leading "sudo" is dropped; with paths (each command under its own sudo),
+ * it runs as `sudo -n PATH ARGS`, PATH what paths gives for the command's
+ * name (the name itself when it gives NULL).
+ */
 static char *
-inner_script(const struct plan_cmd *c, size_t nc)
+inner_script(const struct plan_cmd *c, size_t nc, const char *(*paths)(const char *))
 {
 	struct jc_buf b = { 0 };
 
@@ -43,9 +48,15 @@ inner_script(const struct plan_cmd *c, size_t nc)
 		size_t first = c[i].argc > 1 && strcmp(c[i].argv[0], "sudo") == 0 ? 1 : 0;
 
 		buf_printf(&b, "c %zu %d", i + 1, c[i].may_fail ? 1 : 0);
+		if (first == 1 && paths != NULL)
+			buf_puts(&b, " sudo -n");
 		for (size_t k = first; k < c[i].argc; k++) {
-			char *q = ss_quote(c[i].argv[k]);
+			const char *w = c[i].argv[k], *p;
+			char *q;
 
+			if (k == first && first == 1 && paths != NULL && (p = paths(w)) != NULL)
+				w = p;
+			q = ss_quote(w);
 			buf_printf(&b, " %s", q);
 			free(q);
 		}
@@ -55,10 +66,11 @@ inner_script(const struct plan_cmd *c, size_t nc)
 }
 
 char *
-setup_script(char *const *q, size_t nq, const struct plan_cmd *c, size_t nc)
+setup_script(char *const *q, size_t nq, const struct plan_cmd *c, size_t nc,
+    const char *(*paths)(const char *))
 {
 	struct jc_buf b = { 0 };
-	char *inner = inner_script(c, nc), *qi = ss_quote(inner), *all;
+	char *inner = inner_script(c, nc, paths), *qi = ss_quote(inner), *all;
 
 	buf_puts(&b,
 	    "read -r T || exit 97\n"
@@ -70,7 +82,7 @@ setup_script(char *const *q, size_t nq, const struct plan_cmd *c, size_t nc)
 	    "printf '%s R\\n' \"$T\"\n"
 	    "read -r a || exit 98\n"
 	    "[ \"$a\" = go ] || exit 0\n");
-	buf_printf(&b, "exec sudo -n /bin/sh -c %s\n", qi);
+	buf_printf(&b, "exec %s/bin/sh -c %s\n", paths != NULL ? "" : "sudo -n ", qi);
 	free(qi);
 	free(inner);
 	qi = ss_quote(b.data);

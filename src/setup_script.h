@@ -23,6 +23,13 @@
  * a command is single-quoted; a leading "sudo" is dropped (the script is
  * root already). The whole script reaches /bin/sh as `exec /bin/sh -c '...'`
  * through the login shell, as the probe's does.
+ *
+ * Where sudo allows only the commands themselves (a scoped rule, no
+ * `sudo -n /bin/sh`), the same script runs its commands part as the login
+ * user, `exec /bin/sh -c '...'` instead of `exec sudo -n /bin/sh -c '...'`,
+ * and each command that starts with "sudo" runs as `sudo -n PATH ARGS`, PATH
+ * the absolute path of its program (the one a sudoers rule names); the
+ * frames, the go's and the order are the same.
  */
 #ifndef JC_SETUP_SCRIPT_H
 #define JC_SETUP_SCRIPT_H
@@ -35,9 +42,12 @@
 
 /*
  * The command line that runs the script of queries q[0..nq) (sh command
- * lines) and commands c[0..nc). New string.
+ * lines) and commands c[0..nc), all under one sudo when paths is NULL, else
+ * each command under its own, its program's path from paths (the system's
+ * jc_platform_ops.priv_path). New string.
  */
-char *setup_script(char *const *q, size_t nq, const struct plan_cmd *c, size_t nc);
+char *setup_script(char *const *q, size_t nq, const struct plan_cmd *c, size_t nc,
+    const char *(*paths)(const char *));
 
 /* A word single-quoted for sh. New string. */
 char *ss_quote(const char *s);

@@ -560,6 +560,7 @@ jc_host_clear(struct jc_host *h)
 	jc_routes_free(h->routes, h->nroutes);
 	free(h->mgmt_ip);
 	free(h->mgmt_iface);
+	free(h->sudo_list);
 	strv_free_array(h->notes, h->nnotes);
 	memset(h, 0, sizeof(*h));
 }

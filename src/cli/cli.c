@@ -193,6 +193,9 @@ static const enum jc_optid watch_opts[] = {
 	OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_INTERVAL, OPT_JSON, OPT_COUNT, OPT_UNTIL_EVENT,
 	OPT_MAX_RECONNECTS, OPT__END
 };
+static const enum jc_optid sudoers_opts[] = {
+	HOST_OPTS, OPT_PERSIST, OPT__END
+};
 static const enum jc_optid completion_opts[] = { OPT__END };
 
 const struct jc_cmd jc_cmds[] = {
@@ -223,6 +226,9 @@ const struct jc_cmd jc_cmds[] = {
 	{ "watch", cmd_watch, "",
 	  "show every cable's state live and report each change as it happens",
 	  watch_opts, JC_CMD_NEEDS_HOSTS },
+	{ "sudoers", cmd_sudoers, "",
+	  "print the sudoers rule that allows exactly what setup, rollback and restore run",
+	  sudoers_opts, 0 },
 	{ "completion", cmd_completion, "bash|zsh|fish",
 	  "print the shell completion script (used by the build)",
 	  completion_opts, JC_CMD_HIDDEN },

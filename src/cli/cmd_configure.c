@@ -29,6 +29,7 @@
 #include "plan.h"
 #include "probe.h"
 #include "subnet.h"
+#include "sudo_rule.h"
 
 /* Everything one run holds, released by run_clear(). */
 struct run {
@@ -43,6 +44,8 @@ struct run {
 	struct jc_transport *tp;
 	struct jc_conn **conns;
 	size_t nconns;
+	struct jc_raw *raws;	/* --auto-setup: the probe's outputs (prior state) */
+	size_t nraws;
 	bool tr_live;		/* libssh initialised until run_clear() */
 };
 
@@ -52,6 +55,9 @@ run_clear(struct run *r)
 	for (size_t i = 0; i < r->nconns; i++)
 		tp_close(r->conns[i]);
 	free(r->conns);
+	for (size_t i = 0; i < r->nraws; i++)
+		raw_clear(&r->raws[i]);
+	free(r->raws);
 	transport_free(r->tp);
 	if (r->tr_live)
 		tr_global_cleanup();
@@ -99,8 +105,10 @@ discover(struct run *r)
 		r->tp = po.transport = transport_ssh_new(&po.tr);
 		r->nconns = r->h.n;
 		r->conns = po.keep = xcalloc(r->h.n, sizeof(*r->conns));
+		r->nraws = r->h.n;
+		r->raws = xcalloc(r->h.n, sizeof(*r->raws));
 	}
-	probe_hosts(r->h.v, r->h.n, &po, NULL);
+	probe_hosts(r->h.v, r->h.n, &po, r->raws);
 	if ((rc = cli_hosts_check(o, &r->h, "no host left to configure")) != 0)
 		return rc;
 	return cli_hosts_errors(&r->h);
@@ -218,6 +226,8 @@ auto_setup(struct run *r)
 		return JC_EXIT_FAIL;
 	ao.conns = r->conns;
 	ao.nconns = r->nconns;
+	ao.raws = r->raws;
+	ao.nraws = r->nraws;
 	rc = apply_run(r->plan, r->g, &ao, &res, &err);
 	tr_global_cleanup();
 	report_setup(&res, &ao, rc, &err);
@@ -644,6 +654,16 @@ build_graph(struct run *r, bool *done)
 	return 0;
 }
 
+/* Why h's routes are unknown: its probe's note on them (borrowed). */
+static const char *
+routes_why(const struct jc_host *h)
+{
+	for (size_t i = 0; i < h->nnotes; i++)
+		if (strstr(h->notes[i], "routes unknown") != NULL)
+			return h->notes[i];
+	return "no routing table captured";
+}
+
 /* The backend, the per-cable plan and the hostfile. */
 static int
 plan_cluster(struct run *r, const struct hostfile_write_in *in)
@@ -666,6 +686,11 @@ plan_cluster(struct run *r, const struct hostfile_write_in *in)
 		goto out;
 	if (r->plan->subnet.reason != NULL)
 		jc_note(r->plan->note_host, "%s", r->plan->subnet.reason);
+	/* a live host whose routes could not be read: said, and the plan goes on */
+	for (size_t i = 0; r->o->from == NULL && i < r->h.n; i++)
+		if (r->h.v[i].reachable && r->h.v[i].error == NULL && !r->h.v[i].routes_known)
+			jc_note(r->h.v[i].name, "routes unknown (%s): the cables' subnets were not "
+			    "checked against its routes", routes_why(&r->h.v[i]));
 	for (size_t i = 0; r->choice.backend != GRAPH_RING && i < r->h.n; i++)
 		jc_info(NULL, "Getting the ip from %s", r->h.v[i].name);
 	if (hostfile_write_build(r->g, &r->choice, r->plan, in, &r->hf, &warnings, &err) != 0)
@@ -680,8 +705,43 @@ out:
 }
 
 /*
+ * A host whose sudo allows only some commands without a password (a
+ * scoped rule) must allow every command of its plan and of what undoes it:
+ * each one missing named, with the command that prints a rule allowing
+ * them. True when every such host has them all.
+ */
+static bool
+scoped_sudo_enough(struct run *r)
+{
+	bool enough = true;
+
+	for (size_t k = 0; k < r->plan->n; k++) {
+		const struct plan_host *ph = &r->plan->hosts[k];
+		const struct jc_host *h = &r->g->hosts[ph->host];
+		struct jc_strv miss = { 0 };
+
+		if (h->sudo_mode != JC_SUDO_SCOPED || ph->applied ||
+		    sudo_plan_missing(ph, h, &miss) == 0) {
+			strv_free(&miss);
+			continue;
+		}
+		if (enough)
+			jc_warn(NULL, "Automatic setup requested but the sudo rule of these hosts does "
+			    "not allow every command of the setup without a password "
+			    "(`jaccl-config sudoers` prints one that does)");
+		enough = false;
+		fprintf(stderr, " -  %s:", h->name);
+		for (size_t i = 0; i < miss.n; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", miss.v[i]);
+		fputc('\n', stderr);
+		strv_free(&miss);
+	}
+	return enough;
+}
+
+/*
  * The setup: automatic only when asked and every host has passwordless
- * sudo, else each host's commands printed (in --json, only listed).
+ * sudo (for everything, or a rule allowing each of its commands), else each host's commands printed (in --json, only listed).
  * *setup: what --json says of it ("applied", "printed" or NULL).
  */
 static int
@@ -693,7 +753,7 @@ setup_cluster(struct run *r, json_t **setup)
 	int rc;
 
 	for (size_t i = 0; autos && i < r->h.n; i++)
-		if (r->h.v[i].sudo != JC_YES)
+		if (r->h.v[i].sudo_mode != JC_SUDO_ALL && r->h.v[i].sudo_mode != JC_SUDO_SCOPED)
 			buf_printf(&b, " -  %s\n", r->h.v[i].name);
 	if (b.len > 0) {
 		jc_warn(NULL, "Automatic setup requested but the following hosts do not have passwordless sudo");
@@ -701,6 +761,8 @@ setup_cluster(struct run *r, json_t **setup)
 		autos = false;
 	}
 	buf_free(&b);
+	if (autos && !scoped_sudo_enough(r))
+		autos = false;
 	if (autos && o->from != NULL) {
 		jc_error(NULL, "--auto-setup changes live hosts; it cannot run on a replayed bundle (--from)");
 		return JC_EXIT_FAIL;
@@ -768,6 +830,96 @@ cmd_configure(struct jc_opts *o)
 	setup = NULL;	/* finish() took it */
 out:
 	json_decref(setup);
+	run_clear(&r);
+	return rc;
+}
+
+/* ---- sudoers: the rule of least privilege ---- */
+
+static const char *
+hwport_of(const struct jc_host *h, const char *dev)
+{
+	for (size_t i = 0; i < h->nhwports; i++)
+		if (h->hwports[i].device != NULL && strcmp(h->hwports[i].device, dev) == 0)
+			return h->hwports[i].port;
+	return NULL;
+}
+
+static void
+push_new(struct jc_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return;
+	strv_push(sv, s);
+}
+
+/* What the planned hosts of one system need named: their cables' names. */
+static size_t
+rule_systems(const struct run *r, struct sudo_rule_sys *sys)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < r->plan->n; k++) {
+		const struct plan_host *ph = &r->plan->hosts[k];
+		const struct jc_host *h = &r->g->hosts[ph->host];
+		const char *bp = hwport_of(h, "bridge0");
+		size_t s = 0;
+
+		while (s < n && sys[s].plat != ph->plat)
+			s++;
+		if (s == n)
+			sys[n++] = (struct sudo_rule_sys){ .plat = ph->plat, .netmgr = h->netmgr };
+		else if (sys[s].netmgr != h->netmgr)
+			sys[s].netmgr = JC_NETMGR_UNKNOWN;	/* several: all of them */
+		for (size_t a = 0; a < ph->naddrs; a++) {
+			const char *port = hwport_of(h, ph->addrs[a].iface);
+
+			push_new(&sys[s].ifaces, ph->addrs[a].iface);
+			if (port != NULL && jc_service_name_ok(port))
+				push_new(&sys[s].ports, port);
+		}
+		if (bp != NULL && jc_service_name_ok(bp))
+			push_new(&sys[s].bridge_svcs, bp);
+	}
+	for (size_t s = 0; s < n; s++)
+		sudo_rule_defaults(&sys[s]);
+	return n;
+}
+
+int
+cmd_sudoers(struct jc_opts *o)
+{
+	struct sudo_rule_sys sys[2] = { { .plat = &jc_platform_macos } };
+	struct run r = { .o = o };
+	bool done = false;
+	size_t n = 1;
+	char *text;
+	int rc = 0;
+
+	if (o->argc > 0)
+		return cli_usage_error(o->cmd, "unrecognized arguments: %s", o->argv[0]);
+	if (o->hosts_given || o->hostfile != NULL || o->from != NULL) {
+		/* the systems and cable interfaces of these hosts, as a setup plans them */
+		if ((rc = cli_ssh_config_ok(o)) != 0 || (rc = load_and_discover(&r)) != 0 ||
+		    (rc = build_graph(&r, &done)) != 0)
+			goto out;
+		if (plan_build_opts(r.g, &(struct plan_opts){ .persist = o->persist }, &r.plan,
+		    &(struct jc_err){ 0 }) != 0 || r.plan->n == 0) {
+			jc_error(NULL, "no cable to set up on these hosts: no rule to print");
+			rc = JC_EXIT_FAIL;
+			goto out;
+		}
+		n = rule_systems(&r, sys);
+	} else {
+		sudo_rule_defaults(&sys[0]);
+	}
+	text = sudo_rule_text(sys, n, o->persist, NULL);
+	fputs(text, stdout);
+	free(text);
+out:
+	for (size_t i = 0; i < JC_ARRAY_LEN(sys); i++)
+		sudo_rule_sys_clear(&sys[i]);
 	run_clear(&r);
 	return rc;
 }

@@ -103,7 +103,9 @@ print_host(const struct jc_host *hosts, size_t n, const struct jc_host *h)
 		printf("  hostname:   %s\n", h->hostname);
 	printf("  management: %s%s%s\n", h->mgmt_ip ? h->mgmt_ip : "none found",
 	    h->mgmt_iface ? " on " : "", h->mgmt_iface ? h->mgmt_iface : "");
-	printf("  sudo:       %s\n", tri(h->sudo, "yes (passwordless)", "no (needs a password)"));
+	printf("  sudo:       %s\n", h->sudo_mode == JC_SUDO_SCOPED ?
+	    "scoped (some commands without a password: jaccl-config doctor says which)" :
+	    tri(h->sudo, "yes (passwordless)", "no (needs a password)"));
 	printf("  rdma:       %s", tri(h->rdma_enabled, "enabled", "disabled"));
 	if (h->rdma_listed != JC_UNKNOWN)
 		printf(", %zu device%s listed", h->nrdma, h->nrdma == 1 ? "" : "s");

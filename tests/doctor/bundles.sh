@@ -247,7 +247,7 @@ NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-
 is "$?" 8 "human: exit 8"
 sed -n '/^mini2:$/,/^$/p' "$t/out" | grep -q '^  error   rdma-enabled: RDMA is disabled (rdma_ctl status: disabled)$'
 ok $? "human: the finding under its host"
-grep -q '^21 checks: 9 ok, 0 warnings, 2 errors, 10 unknown$' "$t/out"
+grep -q '^22 checks: 10 ok, 0 warnings, 2 errors, 10 unknown$' "$t/out"
 ok $? "human: summary line"
 "$JACCL_CONFIG" doctor --from "$dir/bundles/configured" >"$t/out" 2>"$t/err"
 is "$?" 0 "human: all pass exits 0"

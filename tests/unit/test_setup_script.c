@@ -102,7 +102,7 @@ script_text(void)
 	char *argv2[] = { "sudo", "route", "-n", "delete", "-host", "192.168.0.2", NULL };
 	struct plan_cmd c[] = { { argv1, 4, false }, { argv2, 6, true } };
 	char *q[] = { "ifconfig en2", "route -n get 192.168.0.2" };
-	char *s = setup_script(q, 2, c, 2), *w = ss_quote("it's");
+	char *s = setup_script(q, 2, c, 2, NULL), *w = ss_quote("it's");
 
 	ok(strncmp(s, "exec /bin/sh -c '", 17) == 0, "the script runs as exec /bin/sh -c '...'");
 	/* inside two levels of quoting a quote is '\'' then '\''\'\'''\'' */
@@ -117,10 +117,38 @@ script_text(void)
 	free(s);
 }
 
+static const char *
+paths(const char *name)
+{
+	return strcmp(name, "ifconfig") == 0 ? "/sbin/ifconfig" : NULL;
+}
+
+/* A scoped sudo: the commands part as the login user, each under its own sudo. */
+static void
+script_scoped(void)
+{
+	char *argv1[] = { "sudo", "ifconfig", "bridge0", "down", NULL };
+	char *argv2[] = { "sudo", "route", "-n", "delete", "-host", "192.168.0.2", NULL };
+	struct plan_cmd c[] = { { argv1, 4, false }, { argv2, 6, true } };
+	char *q[] = { "ifconfig en2" };
+	char *s = setup_script(q, 1, c, 2, paths);
+
+	ok(strncmp(s, "exec /bin/sh -c '", 17) == 0 && strstr(s, "exec sudo -n /bin/sh") == NULL &&
+	    strstr(s, "exec /bin/sh -c '\\''") != NULL,
+	    "scoped: the commands part runs as the login user, no sudo of a shell");
+	ok(strstr(s, "c 1 0 sudo -n '\\''\\'\\'''\\''/sbin/ifconfig'\\''\\'\\'''\\'' ") != NULL,
+	    "scoped: each command under its own sudo -n, by its program's path");
+	ok(strstr(s, "c 2 1 sudo -n '\\''\\'\\'''\\''route'\\''\\'\\'''\\'' ") != NULL,
+	    "scoped: a program without a path keeps its name");
+	ok(strstr(s, "b 1; { ifconfig en2; }") != NULL, "scoped: the queries as before");
+	free(s);
+}
+
 int
 main(void)
 {
 	reader();
 	script_text();
+	script_scoped();
 	return done_testing();
 }
