@@ -574,27 +574,39 @@ apply_state_dir(const struct apply_opts *o)
 	return xasprintf("%s/.cache/jaccl-config", home);
 }
 
-static int
-mkdir_p(const char *path, struct jc_err *err)
+/*
+ * A JSON file of the state folder: a regular file read without blocking
+ * (jc_read_file), at most 16 MiB. NULL with je->text set when it cannot be
+ * read or parsed.
+ */
+static json_t *
+load_json(const char *path, json_error_t *je)
 {
-	char *p = xstrdup(path);
-	int rc = 0;
+	struct jc_err e = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	json_t *j;
 
-	for (char *s = p + 1; ; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-
-			*s = '\0';
-			if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-				rc = jc_fail(err, -errno, "cannot create %s: %s", p, strerror(errno));
-				break;
-			}
-			*s = c;
-			if (c == '\0')
-				break;
-		}
+	if (jc_read_file(path, 16u << 20, &buf, &len, &e) != 0) {
+		if (je != NULL)
+			snprintf(je->text, sizeof(je->text), "%.*s", (int)sizeof(je->text) - 1, e.msg);
+		return NULL;
 	}
-	free(p);
+	j = json_loadb(buf, len, 0, je);
+	free(buf);
+	return j;
+}
+
+/* The state folder and its hosts/ folder are ours alone (jc_private_dir). */
+static int
+state_dir_ok(const char *dir, struct jc_err *err)
+{
+	char *hd = xasprintf("%s/hosts", dir);
+	int rc = jc_private_dir(dir, false, err);
+
+	if (rc == 0 && access(hd, F_OK) == 0)
+		rc = jc_private_dir(hd, false, err);
+	free(hd);
 	return rc;
 }
 
@@ -855,7 +867,7 @@ static void
 carry_over(const char *dir, const struct plan *p, const struct apply_result *res, json_t *hosts)
 {
 	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
-	json_t *old = json_load_file(path, 0, NULL), *v;
+	json_t *old = load_json(path, NULL), *v;
 	const char *st = jget_str(old, "status");
 	size_t k;
 
@@ -911,7 +923,7 @@ static void
 keep_earlier_facts(const char *dir, const char *name, json_t *hj)
 {
 	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
-	json_t *old = json_load_file(path, 0, NULL), *v, *oh = NULL, *f;
+	json_t *old = load_json(path, NULL), *v, *oh = NULL, *f;
 	const char *st = jget_str(old, "status");
 	bool persist = false;
 	size_t k;
@@ -931,7 +943,7 @@ keep_earlier_facts(const char *dir, const char *name, json_t *hj)
 		    !setup_record_file_ok(file))
 			continue;
 		path = xasprintf("%s/%s", dir, file);
-		oh = json_load_file(path, 0, NULL);
+		oh = load_json(path, NULL);
 		free(path);
 		break;
 	}
@@ -1189,8 +1201,8 @@ save_states(struct ap_apply *ap, struct jc_err *err)
 	char when[32], *hd = xasprintf("%s/hosts", ap->dir);
 	int rc;
 
-	if ((rc = mkdir_p(ap->dir, err)) == 0)
-		rc = mkdir_p(hd, err);
+	if ((rc = jc_private_dir(ap->dir, true, err)) == 0)
+		rc = jc_private_dir(hd, true, err);
 	free(hd);
 	now_text(when);
 	ap->meta = json_object();
@@ -1802,7 +1814,7 @@ load_last(const char *path, const char **why, int *rc, struct jc_err *err)
 		*why = "no setup was saved";
 		return NULL;
 	}
-	meta = json_load_file(path, 0, &je);
+	meta = load_json(path, &je);
 	status = jget_str(meta, "status");
 	if (meta == NULL || !json_is_array(json_object_get(meta, "hosts")) || status == NULL) {
 		*rc = jc_fail(err, -EINVAL, "%s: not a saved setup%s%s", path, meta ? "" : ": ",
@@ -1869,7 +1881,7 @@ load_saved_hosts(struct ap_restore *rs, json_t *hosts, const char *dir, const ch
 		if (name == NULL || file == NULL || !setup_record_file_ok(file))
 			return jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
 		hp = xasprintf("%s/%s", dir, file);
-		hj = json_load_file(hp, 0, &je);
+		hj = load_json(hp, &je);
 		if (hj == NULL)
 			rc = jc_fail(err, -EINVAL, "%s: %s", hp, je.text);
 		else
@@ -1918,6 +1930,8 @@ apply_restore(const struct apply_opts *o, const char *const *only, size_t nonly,
 	*n = 0;
 	*why = NULL;
 	pthread_mutex_init(&rs.run.lock, NULL);
+	if (access(path, F_OK) == 0 && (rc = state_dir_ok(dir, err)) != 0)
+		goto done;
 	if ((meta = load_last(path, why, &rc, err)) == NULL)
 		goto done;
 	if ((rc = check_only(json_object_get(meta, "hosts"), dir, only, nonly, err)) == 0)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,24 +343,37 @@ jc_ipv4_ok(const char *s)
 	return *s == '\0';
 }
 
-int
-jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err)
+/* Read the open fd (closed here) of shown into a new buffer of at most max bytes. */
+static int
+read_opened(int fd, const char *shown, size_t max, char **out, size_t *len,
+    struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
 	struct stat st;
 	char chunk[65536];
 	ssize_t r;
-	int fd;
+	int fl;
 
-	*out = NULL;
-	if (len)
-		*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+
 		close(fd);
-		return jc_fail(err, -EISDIR, "%s: is a directory", path);
+		return jc_fail(err, -e, "%s: %s", shown, strerror(e));
 	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return jc_fail(err, -EISDIR, "%s: is a directory", shown);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return jc_fail(err, -EINVAL, "%s: not a regular file", shown);
+	}
+	if ((uintmax_t)st.st_size > (uintmax_t)max) {
+		close(fd);
+		return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", shown, max);
+	}
+	if ((fl = fcntl(fd, F_GETFL)) >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
@@ -368,12 +382,12 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 
 			close(fd);
 			buf_free(&b);
-			return jc_fail(err, -e, "%s: %s", path, strerror(e));
+			return jc_fail(err, -e, "%s: %s", shown, strerror(e));
 		}
 		if (b.len + (size_t)r > max) {
 			close(fd);
 			buf_free(&b);
-			return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+			return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", shown, max);
 		}
 		buf_append(&b, chunk, (size_t)r);
 	}
@@ -382,6 +396,37 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 		*len = b.len;
 	*out = buf_steal(&b);
 	return 0;
+}
+
+int
+jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	return read_opened(fd, path, max, out, len, err);
+}
+
+int
+jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char **out,
+    size_t *len, struct jc_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		return jc_fail(err, -ELOOP, "%s: is a symbolic link; not followed", shown);
+	if (fd < 0)
+		return jc_fail(err, -errno, "%s: %s", shown, strerror(errno));
+	return read_opened(fd, shown, max, out, len, err);
 }
 
 void
@@ -629,17 +674,51 @@ jc_hostfile_free(struct jc_hostfile *hf)
 	free(hf);
 }
 
-int
-jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
-    struct jc_err *err)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	const char *p = data;
-	int fd, e = 0;
+/*
+ * The process's umask, read once before main() (reading it means setting it,
+ * which is not safe once threads run).
+ */
+static mode_t process_umask = 022;
 
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode)) < 0) {
+static void __attribute__((constructor))
+read_umask(void)
+{
+	process_umask = umask(022);
+	umask(process_umask);
+}
+
+int
+jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *data,
+    size_t len, unsigned mode, struct jc_err *err)
+{
+	const char *p = data;
+	char tmp[NAME_MAX + 1], tok[17];
+	struct stat st;
+	int fd = -1, e = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return jc_fail(err, -ELOOP, "cannot write %s: it is a symbolic link; "
+			    "not written through", shown);
+		if (!S_ISREG(st.st_mode))
+			return jc_fail(err, -EINVAL, "cannot write %s: not a regular file", shown);
+	} else if (errno != ENOENT) {
 		e = errno;
-		goto out;
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
+	}
+	/* a fresh name of our own: never an existing file or link */
+	for (int tries = 0; fd < 0 && tries < 16; tries++) {
+		jc_token(tok, 16, "tt");
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp.%s", name, tok) >= sizeof(tmp))
+			return jc_fail(err, -ENAMETOOLONG, "cannot write %s: %s", shown,
+			    strerror(ENAMETOOLONG));
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		e = errno;
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
 	}
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
@@ -653,18 +732,87 @@ jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
 		p += w;
 		len -= (size_t)w;
 	}
+	if (e == 0 && fchmod(fd, (mode_t)mode & 07777 & ~process_umask) != 0)
+		e = errno;
 	if (e == 0 && fsync(fd) != 0)
 		e = errno;
 	if (close(fd) != 0 && e == 0)
 		e = errno;
-	if (e == 0 && rename(tmp, path) != 0)
+	if (e == 0 && renameat(dfd, tmp, dfd, name) != 0)
 		e = errno;
-	if (e != 0)
-		unlink(tmp);
-out:
-	free(tmp);
-	if (e != 0)
+	if (e != 0) {
+		unlinkat(dfd, tmp, 0);
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
+	}
+	(void)fsync(dfd);
+	return 0;
+}
+
+int
+jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+    struct jc_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd, rc, e;
+
+	if (slash != NULL && slash[1] == '\0')
+		return jc_fail(err, -EISDIR, "cannot write %s: %s", path, strerror(EISDIR));
+	dir = slash == NULL ? xstrdup(".") : slash == path ? xstrdup("/") :
+	    xstrndup(path, (size_t)(slash - path));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	free(dir);
+	if (dfd < 0)
 		return jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+	rc = jc_write_atomic_at(dfd, slash == NULL ? path : slash + 1, path, data, len, mode,
+	    err);
+	close(dfd);
+	return rc;
+}
+
+int
+jc_private_dir(const char *path, bool create, struct jc_err *err)
+{
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (create) {
+		char *p = xstrdup(path);
+
+		for (char *s = p + 1; ; s++) {
+			if (*s == '/' || *s == '\0') {
+				char c = *s;
+
+				*s = '\0';
+				if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+					int e = errno;
+
+					free(p);
+					return jc_fail(err, -e, "cannot create %s: %s", path,
+					    strerror(e));
+				}
+				*s = c;
+				if (c == '\0')
+					break;
+			}
+		}
+		free(p);
+	}
+	if (lstat(path, &st) != 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode) && st.st_uid != me)
+		return jc_fail(err, -EPERM, "%s: a link another user owns; not used", path);
+	if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return jc_fail(err, -ENOTDIR, "%s: not a folder", path);
+	if (st.st_uid != me)
+		return jc_fail(err, -EPERM, "%s: owned by another user (uid %ld); not used",
+		    path, (long)st.st_uid);
+	if ((st.st_mode & 022) != 0)
+		return jc_fail(err, -EPERM, "%s: writable by other users (mode %03o); not used",
+		    path, (unsigned)(st.st_mode & 0777));
 	return 0;
 }
 

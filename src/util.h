@@ -117,18 +117,42 @@ bool jc_file_text_ok(const char *s);
 bool jc_ipv4_prefix_ok(const char *s, bool need_len);
 
 /*
- * Read a whole file into a new NUL-terminated buffer of at most max bytes.
- * Returns 0, or -errno / -EFBIG (too large) / -EISDIR with err filled.
+ * Read a whole regular file into a new NUL-terminated buffer of at most max
+ * bytes. A FIFO, device or socket is refused without blocking. Returns 0,
+ * or -errno / -EFBIG (too large) / -EISDIR / -EINVAL (not a regular file)
+ * with err filled.
  */
 int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
 
 /*
+ * The same for name inside the folder open as dfd, never through a
+ * symbolic link (-ELOOP); shown names the file in messages.
+ */
+int jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char **out,
+    size_t *len, struct jc_err *err);
+
+/*
  * Replace path with len bytes of data, whole or not at all: a temporary
- * file beside it (mode, e.g. 0600 or 0644), written, fsynced and renamed
- * over path. Returns 0, or -errno with err filled; no temporary is left.
+ * file of a fresh name beside it (created exclusively, never through a
+ * link, mode 0600), written, given mode (less the umask), fsynced and
+ * renamed over path. A path that is a symbolic link (-ELOOP) or not a
+ * regular file (-EINVAL) is refused. Returns 0, or -errno with err filled;
+ * no temporary is left.
  */
 int jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
     struct jc_err *err);
+
+/* The same for name inside the folder open as dfd; shown names it in messages. */
+int jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *data,
+    size_t len, unsigned mode, struct jc_err *err);
+
+/*
+ * Check that path is a folder only we may change: owned by the effective
+ * user and not writable by group or others (a link to one counts when we
+ * own the link). With create, missing folders on the way are made, 0700.
+ * Returns 0, or -errno / -EPERM / -ENOTDIR with err filled.
+ */
+int jc_private_dir(const char *path, bool create, struct jc_err *err);
 
 /*
  * Run fn(i, arg) for every i in [0, n), each on its own thread (all at

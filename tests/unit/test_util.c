@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,142 @@ atomic_write_cases(void)
 	free(path);
 }
 
+static char *
+slurp(const char *path)
+{
+	char *b = NULL;
+	struct jc_err e = { 0 };
+
+	if (jc_read_file(path, 1 << 20, &b, NULL, &e) != 0)
+		return NULL;
+	return b;
+}
+
+/* Writers never follow a planted link nor keep a planted file (issue 21, case 1). */
+static void
+safe_write_cases(void)
+{
+	char dir[] = "/tmp/jc-util-XXXXXX", *path, *victim, *plant, *link, *got;
+	struct jc_err err = { 0 };
+	struct stat st;
+	mode_t um = umask(022);
+	int rc;
+
+	umask(um);
+	if (mkdtemp(dir) == NULL) {
+		ok(false, "safe write: temporary folder");
+		return;
+	}
+	path = xasprintf("%s/cluster.json", dir);
+	victim = xasprintf("%s/victim", dir);
+	plant = xasprintf("%s/cluster.json.tmp.%ld", dir, (long)getpid());
+	link = xasprintf("%s/link.json", dir);
+	jc_write_atomic(victim, "keep\n", 5, 0600, &err);
+	/* the old predictable temporary name, planted as a link to the victim */
+	ok(symlink(victim, plant) == 0, "safe write: link planted at PATH.tmp.PID");
+	rc = jc_write_atomic(path, "new\n", 4, 0644, &err);
+	got = slurp(victim);
+	ok(rc == 0 && got != NULL && strcmp(got, "keep\n") == 0,
+	    "safe write: a link at the old temporary name is not written through");
+	free(got);
+	got = slurp(path);
+	is_str(got, "new\n", "safe write: the target has the new content");
+	free(got);
+	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 0777) == (0644 & ~um),
+	    "safe write: the target is a regular file of ours, mode 0644 less the umask");
+	/* a target that is a link is refused, and what it points to is kept */
+	symlink(victim, link);
+	rc = jc_write_atomic(link, "evil\n", 5, 0600, &err);
+	got = slurp(victim);
+	ok(rc == -ELOOP && strstr(err.msg, "link.json") != NULL && strstr(err.msg, "link") != NULL,
+	    "safe write: a target that is a symbolic link is refused (%s)", err.msg);
+	ok(got != NULL && strcmp(got, "keep\n") == 0 && lstat(link, &st) == 0 &&
+	    S_ISLNK(st.st_mode), "safe write: the link and its target are left as they were");
+	free(got);
+	/* a file another user created at the target: replaced by a file of ours */
+	if (geteuid() == 0) {
+		unlink(path);
+		jc_write_atomic(path, "theirs\n", 7, 0666, &err);
+		chown(path, 65534, 65534);
+		chmod(path, 0666);
+		rc = jc_write_atomic(path, "ours\n", 5, 0600, &err);
+		ok(rc == 0 && stat(path, &st) == 0 && st.st_uid == 0 &&
+		    (st.st_mode & 0777) == 0600,
+		    "safe write: a file another user pre-created is replaced, owner us, mode 0600");
+	} else {
+		ok(true, "# SKIP pre-created file of another user needs root to chown");
+	}
+	/* a FIFO is refused without blocking (alarm is a hang guard, not a timing) */
+	{
+		char *fifo = xasprintf("%s/manifest.json", dir), *b = NULL;
+
+		mkfifo(fifo, 0600);
+		alarm(20);
+		rc = jc_read_file(fifo, 100, &b, NULL, &err);
+		alarm(0);
+		ok(rc == -EINVAL && b == NULL && strstr(err.msg, "not a regular file") != NULL,
+		    "read: a FIFO is refused without waiting for a writer");
+		rc = jc_write_atomic(fifo, "x", 1, 0600, &err);
+		ok(rc == -EINVAL, "safe write: a FIFO target is refused");
+		unlink(fifo);
+		free(fifo);
+	}
+	/* the at-variant never follows a link */
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+		char *b = NULL;
+
+		rc = jc_read_file_at(dfd, "link.json", "link.json", 100, &b, NULL, &err);
+		ok(rc == -ELOOP && b == NULL, "read at: a link is not followed");
+		close(dfd);
+	}
+	/* private folders: created 0700; refused when others may write or own them */
+	{
+		char *sd = xasprintf("%s/state/a/b", dir), *open_dir = xasprintf("%s/open", dir);
+
+		rc = jc_private_dir(sd, true, &err);
+		ok(rc == 0 && stat(sd, &st) == 0 && (st.st_mode & 0777) == 0700,
+		    "private folder: created with its parents, mode 0700");
+		mkdir(open_dir, 0700);
+		chmod(open_dir, 0777);
+		rc = jc_private_dir(open_dir, true, &err);
+		ok(rc == -EPERM && strstr(err.msg, "writable") != NULL,
+		    "private folder: a world-writable one is refused (%s)", err.msg);
+		chmod(open_dir, 0720);
+		ok(jc_private_dir(open_dir, false, &err) == -EPERM,
+		    "private folder: a group-writable one is refused");
+		chmod(open_dir, 0700);
+		if (geteuid() == 0) {
+			chown(open_dir, 65534, 65534);
+			rc = jc_private_dir(open_dir, false, &err);
+			ok(rc == -EPERM && strstr(err.msg, "another user") != NULL,
+			    "private folder: one another user owns is refused (%s)", err.msg);
+		} else {
+			ok(true, "# SKIP a folder of another user needs root to chown");
+		}
+		rmdir(open_dir);
+		rmdir(sd);
+		free(sd);
+		sd = xasprintf("%s/state/a", dir);
+		rmdir(sd);
+		free(sd);
+		sd = xasprintf("%s/state", dir);
+		rmdir(sd);
+		free(sd);
+		free(open_dir);
+	}
+	unlink(path);
+	unlink(victim);
+	unlink(plant);
+	unlink(link);
+	rmdir(dir);
+	free(path);
+	free(victim);
+	free(plant);
+	free(link);
+}
+
 int
 main(void)
 {
@@ -131,6 +268,7 @@ main(void)
 	ok(hosts_from_list("a,b;reboot", &h, &n, &err) < 0, "shell syntax in host fails");
 	ok(hosts_is_ip_literal("fe80::1") && !hosts_is_ip_literal("mac1"), "IP literals");
 	atomic_write_cases();
+	safe_write_cases();
 	parallel_for_cases();
 	return done_testing();
 }
