@@ -186,8 +186,12 @@ parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 				p->iface = xstrdup(h->hwports[j].device);
 				break;
 			}
-		if (p->iface == NULL)
-			platform_note(h, "no hardware port \"%s\" in networksetup", want);
+		if (p->iface == NULL) {
+			char *safe = jc_printable(want, 80);
+
+			platform_note(h, "no hardware port \"%s\" in networksetup", safe);
+			free(safe);
+		}
 		free(want);
 	}
 	return 0;

@@ -401,10 +401,14 @@ probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		const struct jc_raw_out *u = raw_get(raw, "uname.txt");
 
 		if (u != NULL && u->len > 0) {
-			size_t n = strcspn(u->data, "\r\n");
+			char *line = xstrndup(u->data, strcspn(u->data, "\r\n"));
+			char *safe = jc_printable(line, 64);
+			int rc = jc_fail(err, -ENOTSUP, "unsupported system: uname -s says '%s'",
+			    safe);
 
-			return jc_fail(err, -ENOTSUP, "unsupported system: uname -s says '%.*s'",
-			    (int)(n > 64 ? 64 : n), u->data);
+			free(line);
+			free(safe);
+			return rc;
 		}
 		return jc_fail(err, -ENOTSUP, "cannot tell which system the outputs come from");
 	}

@@ -429,6 +429,66 @@ jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char *
 	return read_opened(fd, shown, max, out, len, err);
 }
 
+/* Length of the UTF-8 sequence at s (2 to 4 bytes, shortest form), or 0. */
+static size_t
+utf8_seq(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] > 0x8f) || (s[0] == 0xed && s[1] > 0x9f))
+		return 0;
+	return n;
+}
+
+void
+jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lines)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "?");
+	size_t chars = 0;
+
+	buf_puts(b, "");
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : utf8_seq(p);
+
+		if (max && chars++ >= max) {
+			buf_puts(b, "...");
+			break;
+		}
+		if (n == 1 && (*p >= 0x20 && *p != 0x7f))
+			buf_append(b, p, 1);
+		else if (n == 1 && keep_lines && (*p == '\n' || *p == '\t'))
+			buf_append(b, p, 1);
+		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)	/* C1 controls */
+			buf_printf(b, "\\u%04x", p[1]);
+		else if (n > 1)
+			buf_append(b, p, n);
+		else
+			buf_printf(b, "\\x%02x", *p), n = 1;
+		p += n;
+	}
+}
+
+char *
+jc_printable(const char *s, size_t max)
+{
+	struct jc_buf b = { 0 };
+
+	jc_buf_printable(&b, s, max, false);
+	return buf_steal(&b);
+}
+
 void
 jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg)
 {

@@ -180,6 +180,16 @@ void jc_rdma_dev_clear(struct jc_rdma_dev *d);
 const char *jc_port_state_name(enum jc_port_state st);
 
 /*
+ * Text from a host or a device made safe for a terminal, a log or DOT:
+ * control characters (C0, DEL, C1) and bytes that are not UTF-8 written as
+ * \xNN (\u00NN for C1), at most max characters (0: no limit; "..." after a
+ * cut). NULL reads as "?". jc_printable returns a new string;
+ * jc_buf_printable appends to b, keeping newlines and tabs when keep_lines.
+ */
+char *jc_printable(const char *s, size_t max);
+void jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lines);
+
+/*
  * Add to notes (ignored when NULL) the message fmt, whose one "%s" is
  * replaced by arg (remote text: cut to 40 bytes, unprintable bytes and
  * quote marks replaced by '?'; NULL counts as empty).

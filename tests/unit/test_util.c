@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "cli/cmd.h"
 #include "hosts.h"
 #include "util.h"
 
@@ -210,6 +211,43 @@ safe_write_cases(void)
 	free(link);
 }
 
+/* Remote text made printable (issue 21, case 6). */
+static void
+printable_cases(void)
+{
+	char *p;
+	json_t *rep;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	p = jc_printable("Mac\033]0;x\007 Studio\n", 0);
+	is_str(p, "Mac\\x1b]0;x\\x07 Studio\\x0a", "printable: C0 controls escaped");
+	free(p);
+	p = jc_printable("a\302\233b caf\303\251 \377", 0);
+	is_str(p, "a\\u009bb caf\303\251 \\xff", "printable: C1 escaped, UTF-8 kept, bad bytes escaped");
+	free(p);
+	p = jc_printable(NULL, 0);
+	is_str(p, "?", "printable: NULL reads as ?");
+	free(p);
+	p = jc_printable("abcdef", 3);
+	is_str(p, "abc...", "printable: cut after max characters");
+	free(p);
+	/* a verify report with names from the hosts and missing fields */
+	rep = json_pack("{s:[s,s], s:[{s:i, s:i, s:s}, {s:i, s:i, s:s, s:s}], s:[s, i], s:b}",
+	    "hosts", "mac1", "mac\033[2J2", "links", "a", 0, "b", 1, "device_a", "rdma\033]0;x\007",
+	    "a", 1, "b", 0, "status", "down", "error", "gone\033[31m", "failures",
+	    "rank 1 \033[5mfailed", 7, "ok", 0);
+	mem = open_memstream(&text, &len);
+	verify_print(mem, rep);
+	fclose(mem);
+	ok(text != NULL && strchr(text, '\033') == NULL && strchr(text, '\007') == NULL &&
+	    strstr(text, "rdma\\x1b]0;x\\x07") != NULL && strstr(text, "summary: 2 hosts") != NULL,
+	    "verify report: host text escaped, missing fields and a non-string failure survive");
+	free(text);
+	json_decref(rep);
+}
+
 int
 main(void)
 {
@@ -269,6 +307,7 @@ main(void)
 	ok(hosts_is_ip_literal("fe80::1") && !hosts_is_ip_literal("mac1"), "IP literals");
 	atomic_write_cases();
 	safe_write_cases();
+	printable_cases();
 	parallel_for_cases();
 	return done_testing();
 }
