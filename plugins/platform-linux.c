@@ -186,6 +186,14 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	if (!not_run(o = raw_get(raw, "thunderbolt.txt"))) {
 		parse_linux_thunderbolt(o->data, &h->ports, &h->nports, &notes);
 		platform_notes_from(h, o->name, &notes);
+		/* the management interface and loopbacks are never a cable end */
+		for (size_t i = 0; i < h->nports; i++)
+			if (h->ports[i].iface != NULL && !jc_cable_iface_ok(h, h->ports[i].iface)) {
+				platform_note(h, "Thunderbolt net %s is the management interface; "
+				    "not used as a cable", h->ports[i].iface);
+				free(h->ports[i].iface);
+				h->ports[i].iface = NULL;
+			}
 	}
 	if (!not_run(o = raw_get(raw, "neigh.txt")) && o->len > 0) {
 		if (parse_ip_neigh(o->data, o->len, &nb, &nnb, &notes, &e2) < 0) {

@@ -321,6 +321,23 @@ jc_iface_name_ok(const char *s)
 }
 
 bool
+jc_cable_iface_ok(const struct jc_host *h, const char *name)
+{
+	if (name == NULL)
+		return false;
+	if (h->mgmt_iface != NULL && strcmp(h->mgmt_iface, name) == 0)
+		return false;
+	if (strncmp(name, "lo", 2) == 0 && strspn(name + 2, "0123456789") == strlen(name + 2))
+		return false;
+	for (size_t i = 0; h->mgmt_ip != NULL && i < h->nifaces; i++)
+		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
+			for (size_t j = 0; j < h->ifaces[i].ninet; j++)
+				if (strcmp(h->ifaces[i].inet[j], h->mgmt_ip) == 0)
+					return false;
+	return true;
+}
+
+bool
 jc_ipv4_ok(const char *s)
 {
 	int parts = 0;

@@ -103,6 +103,12 @@ void jc_token(char *out, size_t len, const char *prefix);
 /* True for an interface or RDMA device name: [A-Za-z0-9_.-]{1,31}, no leading '-'. */
 bool jc_iface_name_ok(const char *s);
 
+/*
+ * False for an interface that is never a cable end: the one the host's
+ * management address (the SSH session) is on, and loopbacks (lo, lo0...).
+ */
+bool jc_cable_iface_ok(const struct jc_host *h, const char *name);
+
 /* True for a dotted IPv4 address (four decimal octets). */
 bool jc_ipv4_ok(const char *s);
 
