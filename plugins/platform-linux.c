@@ -241,6 +241,8 @@ linux_route_cmd(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *arg
 	return 0;
 }
 
+static bool file_text_ours(int mgr, const char *iface, const char *text);
+
 static int
 linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
@@ -278,7 +280,8 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_FILE_REMOVE: {
 		char *path = platform_linux_file_path(jc_netmgr_by_name(a->manager), a->iface);
 
-		if (path == NULL || (act == JC_ACT_FILE_WRITE && a->content == NULL)) {
+		if (path == NULL || (act == JC_ACT_FILE_WRITE &&
+		    !file_text_ours(jc_netmgr_by_name(a->manager), a->iface, a->content))) {
 			free(path);
 			break;
 		}
@@ -335,6 +338,51 @@ platform_linux_file_text(int mgr, const char *iface, const char *addr)
 		return xasprintf("# written by jaccl-config --persist\n"
 		    "auto %s\niface %s inet static\n    address %s\n", iface, iface, addr);
 	return NULL;
+}
+
+/*
+ * True when text is a file of ours for iface (what platform_linux_file_text
+ * writes, or an earlier run's shorter form): comments, blank lines and only
+ * the lines naming iface and its address. Anything else (an ifupdown "up"
+ * hook run as root at boot, another interface, DHCP) is not ours, and is
+ * never written back by restore.
+ */
+static bool
+file_text_ours(int mgr, const char *iface, const char *text)
+{
+	bool named = false;
+
+	if (text == NULL || iface == NULL || !jc_iface_name_ok(iface) ||
+	    (mgr != JC_NETMGR_NETWORKD && mgr != JC_NETMGR_IFUPDOWN))
+		return false;
+	for (const char *p = text; *p; ) {
+		size_t l = strcspn(p, "\n");
+		char *line = xstrndup(p, l), *v = line + strspn(line, " \t");
+		char *word = NULL;
+		bool good = *v == '\0' || *v == '#';
+
+		if (!good && mgr == JC_NETMGR_NETWORKD) {
+			good = strcmp(v, "[Match]") == 0 || strcmp(v, "[Network]") == 0 ||
+			    strcmp(v, "LinkLocalAddressing=ipv6") == 0 ||
+			    (strncmp(v, "Address=", 8) == 0 && jc_ipv4_prefix_ok(v + 8, true));
+			if (!good && strncmp(v, "Name=", 5) == 0 && strcmp(v + 5, iface) == 0)
+				good = named = true;
+		} else if (!good) {
+			word = xasprintf("iface %s inet static", iface);
+			good = strcmp(v, word) == 0 ||
+			    (strncmp(v, "address ", 8) == 0 && jc_ipv4_prefix_ok(v + 8, true));
+			free(word);
+			word = xasprintf("auto %s", iface);
+			if (!good && strcmp(v, word) == 0)
+				good = named = true;
+			free(word);
+		}
+		free(line);
+		if (!good)
+			return false;
+		p += l + (p[l] == '\n');
+	}
+	return named;
 }
 
 /* Per cable: the address (replaced), the link up, the host route (replaced). */

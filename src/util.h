@@ -202,6 +202,9 @@ void jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lin
  */
 void jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg);
 
+/* SHA-256 of len bytes of data as 64 lower-case hex digits and a NUL. */
+void jc_sha256_hex(const void *data, size_t len, char out[65]);
+
 /* Monotonic clock in seconds. */
 double jc_now(void);
 

@@ -227,6 +227,24 @@ printable_cases(void)
 	p = jc_printable("a\302\233b caf\303\251 \377", 0);
 	is_str(p, "a\\u009bb caf\303\251 \\xff", "printable: C1 escaped, UTF-8 kept, bad bytes escaped");
 	free(p);
+	{
+		char h[65], *mil = xmalloc(1000000);
+
+		jc_sha256_hex("abc", 3, h);
+		is_str(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		    "sha256: FIPS 180-4 example \"abc\"");
+		jc_sha256_hex("", 0, h);
+		is_str(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		    "sha256: empty");
+		jc_sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, h);
+		is_str(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+		    "sha256: two-block example (56 bytes)");
+		memset(mil, 'a', 1000000);
+		jc_sha256_hex(mil, 1000000, h);
+		is_str(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+		    "sha256: a million 'a'");
+		free(mil);
+	}
 	p = jc_printable(NULL, 0);
 	is_str(p, "?", "printable: NULL reads as ?");
 	free(p);
