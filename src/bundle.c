@@ -332,7 +332,8 @@ bundle_load_host(const char *dir, const char *host, struct jc_raw *raw, struct j
 			raw_clear(raw);
 			goto out;
 		}
-		raw_add(raw, files.v[i], data, len, entry != NULL ? entry_status(entry, files.v[i]) : -1);
+		raw_add_new(raw, files.v[i], data, len,
+		    entry != NULL ? entry_status(entry, files.v[i]) : -1);
 		free(data);
 	}
 	rc = 0;
