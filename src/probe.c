@@ -714,11 +714,14 @@ replay(struct jc_transport *tp, struct jc_host *hosts, size_t n, const struct pr
 			o->progress(o->arg, i, PROBE_RUNNING);
 		raw_clear(raw);
 		if (tp->ops->saved_raw(tp, hosts[i].name, raw, &err) != 0) {
+			/* only a host the bundle has no outputs of was not reached */
+			bool gone = err.code == -ENOENT;
+
 			raw->host = xstrdup(hosts[i].name);
-			host_fail(&hosts[i], false, err.msg);
+			host_fail(&hosts[i], !gone, err.msg);
 			nerr++;
 			if (o->progress)
-				o->progress(o->arg, i, PROBE_UNREACHABLE);
+				o->progress(o->arg, i, gone ? PROBE_UNREACHABLE : PROBE_FAILED);
 		} else {
 			hosts[i].reachable = true;
 			if (probe_parse_raw(&hosts[i], raw, &err) != 0) {

@@ -347,11 +347,14 @@ jc_ipv4_ok(const char *s)
 	while (parts < 4) {
 		int v = 0, digits = 0;
 
+		const char *start = s;
+
 		while (isdigit((unsigned char)*s) && digits < 4) {
 			v = v * 10 + (*s++ - '0');
 			digits++;
 		}
-		if (digits == 0 || digits > 3 || v > 255)
+		/* "010" is 8 to inet_aton and ping: only "0" may start with a zero */
+		if (digits == 0 || digits > 3 || v > 255 || (digits > 1 && *start == '0'))
 			return false;
 		parts++;
 		if (parts < 4 && *s++ != '.')

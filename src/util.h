@@ -109,7 +109,7 @@ bool jc_iface_name_ok(const char *s);
  */
 bool jc_cable_iface_ok(const struct jc_host *h, const char *name);
 
-/* True for a dotted IPv4 address (four decimal octets). */
+/* True for a dotted IPv4 address (four decimal octets, none with a leading zero). */
 bool jc_ipv4_ok(const char *s);
 
 /*

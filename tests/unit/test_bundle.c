@@ -16,6 +16,8 @@
 
 #include "bundle.h"
 #include "inventory.h"
+#include "probe.h"
+#include "transport.h"
 #include "../tap.h"
 
 #define S(x) x, sizeof(x) - 1
@@ -198,6 +200,19 @@ test_big(void)
 	ok(bundle_load_host(d, "h", &r, &err) < 0 && err.code == -EFBIG,
 	    "output over the size cap: -EFBIG (%s)", err.msg);
 	ok(r.n == 0, "nothing loaded");
+	/* replayed, the host was reached: its output is the problem, not ssh */
+	{
+		struct jc_transport *t = transport_replay_new(d);
+		struct probe_opts o = { .transport = t };
+		struct jc_host h = { .name = xstrdup("h") };
+
+		probe_hosts(&h, 1, &o, NULL);
+		ok(h.reachable && h.error != NULL && strstr(h.error, "larger than") != NULL,
+		    "replayed, an oversized output fails the host as reached (%s)",
+		    h.error ? h.error : "");
+		jc_host_clear(&h);
+		transport_free(t);
+	}
 	unlink(p);
 	free(p);
 	free(d);

@@ -323,6 +323,20 @@ main(void)
 	is_str(err.msg, "Hostname cannot be empty", "mlx's message");
 	ok(hosts_from_list("a,b;reboot", &h, &n, &err) < 0, "shell syntax in host fails");
 	ok(hosts_is_ip_literal("fe80::1") && !hosts_is_ip_literal("mac1"), "IP literals");
+	{
+		struct jc_host hx = { 0 };
+
+		ok(hosts_parse_target("me@-oBatchMode", &hx, &err) != 0 &&
+		    hosts_parse_target("-oProxyCommand=x", &hx, &err) != 0,
+		    "a host part starting with '-', after '@' or not: refused");
+		jc_host_clear(&hx);
+		ok(hosts_parse_target("me@mac-1", &hx, &err) == 0, "a '-' inside the host: fine");
+		jc_host_clear(&hx);
+	}
+	ok(!jc_ipv4_ok("010.0.0.1") && !jc_ipv4_ok("10.00.0.1") && !jc_ipv4_ok("10.0.0.01"),
+	    "IPv4: a leading zero (octal to other tools) refused");
+	ok(jc_ipv4_ok("0.0.0.0") && jc_ipv4_ok("10.0.0.100") && jc_ipv4_ok("192.168.0.0"),
+	    "IPv4: zero octets and a 0 inside a number: fine");
 	atomic_write_cases();
 	safe_write_cases();
 	printable_cases();
