@@ -646,6 +646,10 @@ load(const char *path, bool alone, struct jc_hostfile **out, struct hostfile_dia
 		add_diag(&r, false, "not-a-file", HF_PART_FILE, -1,
 		    "this is a directory, not a hostfile");
 		return -EINVAL;
+	case -EINVAL:
+		add_diag(&r, false, "not-a-file", HF_PART_FILE, -1,
+		    "this is a device or a socket, not a hostfile");
+		return -EINVAL;
 	case -EFBIG:
 		add_diag(&r, false, "too-large", HF_PART_FILE, -1,
 		    "the file is larger than %zu MiB; a hostfile is a few KiB",

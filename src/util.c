@@ -363,9 +363,12 @@ jc_ipv4_ok(const char *s)
 	return *s == '\0';
 }
 
-/* Read the open fd (closed here) of shown into a new buffer of at most max bytes. */
+/*
+ * Read the open fd (closed here) of shown into a new buffer of at most max
+ * bytes: a regular file, or a pipe when pipes (a FIFO, a shell's <(...)).
+ */
 static int
-read_opened(int fd, const char *shown, size_t max, char **out, size_t *len,
+read_opened(int fd, const char *shown, bool pipes, size_t max, char **out, size_t *len,
     struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
@@ -384,11 +387,11 @@ read_opened(int fd, const char *shown, size_t max, char **out, size_t *len,
 		close(fd);
 		return jc_fail(err, -EISDIR, "%s: is a directory", shown);
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode) && !(pipes && S_ISFIFO(st.st_mode))) {
 		close(fd);
 		return jc_fail(err, -EINVAL, "%s: not a regular file", shown);
 	}
-	if ((uintmax_t)st.st_size > (uintmax_t)max) {
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > (uintmax_t)max) {
 		close(fd);
 		return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", shown, max);
 	}
@@ -426,10 +429,13 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 	*out = NULL;
 	if (len)
 		*len = 0;
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	/*
+	 * O_NONBLOCK: opening a FIFO must not wait for a writer (without one,
+	 * it reads as empty); reading then blocks as usual.
+	 */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
 		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
-	return read_opened(fd, path, max, out, len, err);
+	return read_opened(fd, path, true, max, out, len, err);
 }
 
 int
@@ -446,7 +452,7 @@ jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char *
 		return jc_fail(err, -ELOOP, "%s: is a symbolic link; not followed", shown);
 	if (fd < 0)
 		return jc_fail(err, -errno, "%s: %s", shown, strerror(errno));
-	return read_opened(fd, shown, max, out, len, err);
+	return read_opened(fd, shown, false, max, out, len, err);
 }
 
 /* Length of the UTF-8 sequence at s (2 to 4 bytes, shortest form), or 0. */
@@ -492,6 +498,11 @@ jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lines)
 			buf_append(b, p, 1);
 		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)	/* C1 controls */
 			buf_printf(b, "\\u%04x", p[1]);
+		else if (n == 3 && p[0] == 0xe2 && ((p[1] == 0x80 && ((p[2] >= 0x8e &&
+		    p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+		    (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
+			/* marks and overrides of the text's direction: U+200E..F, 202A..E, 2066..9 */
+			buf_printf(b, "\\u%04x", 0x2000 | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f));
 		else if (n > 1)
 			buf_append(b, p, n);
 		else

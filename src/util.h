@@ -123,16 +123,18 @@ bool jc_file_text_ok(const char *s);
 bool jc_ipv4_prefix_ok(const char *s, bool need_len);
 
 /*
- * Read a whole regular file into a new NUL-terminated buffer of at most max
- * bytes. A FIFO, device or socket is refused without blocking. Returns 0,
- * or -errno / -EFBIG (too large) / -EISDIR / -EINVAL (not a regular file)
- * with err filled.
+ * Read a whole file into a new NUL-terminated buffer of at most max bytes:
+ * a regular file, or a pipe or FIFO (the open never waits for a writer: a
+ * FIFO without one reads as empty). A device or a socket is refused.
+ * Returns 0, or -errno / -EFBIG (too large) / -EISDIR / -EINVAL (not a
+ * regular file) with err filled.
  */
 int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
 
 /*
- * The same for name inside the folder open as dfd, never through a
- * symbolic link (-ELOOP); shown names the file in messages.
+ * The same for name inside the folder open as dfd, regular files only
+ * (a FIFO is refused without blocking), never through a symbolic link
+ * (-ELOOP); shown names the file in messages.
  */
 int jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char **out,
     size_t *len, struct jc_err *err);
@@ -188,7 +190,8 @@ const char *jc_port_state_name(enum jc_port_state st);
 /*
  * Text from a host or a device made safe for a terminal, a log or DOT:
  * control characters (C0, DEL, C1) and bytes that are not UTF-8 written as
- * \xNN (\u00NN for C1), at most max characters (0: no limit; "..." after a
+ * \xNN (\u00NN for C1; \u202E and the like for the marks and overrides of
+ * the text's direction), at most max characters (0: no limit; "..." after a
  * cut). NULL reads as "?". jc_printable returns a new string;
  * jc_buf_printable appends to b, keeping newlines and tabs when keep_lines.
  */

@@ -149,8 +149,13 @@ safe_write_cases(void)
 		alarm(20);
 		rc = jc_read_file(fifo, 100, &b, NULL, &err);
 		alarm(0);
+		ok(rc == 0 && b != NULL && *b == '\0',
+		    "read: a FIFO without a writer reads as empty, without waiting");
+		free(b);
+		b = NULL;
+		rc = jc_read_file("/dev/null", 100, &b, NULL, &err);
 		ok(rc == -EINVAL && b == NULL && strstr(err.msg, "not a regular file") != NULL,
-		    "read: a FIFO is refused without waiting for a writer");
+		    "read: a device is refused");
 		rc = jc_write_atomic(fifo, "x", 1, 0600, &err);
 		ok(rc == -EINVAL, "safe write: a FIFO target is refused");
 		unlink(fifo);
@@ -159,10 +164,17 @@ safe_write_cases(void)
 	/* the at-variant never follows a link */
 	{
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-		char *b = NULL;
+		char *b = NULL, *fifo_at = xasprintf("%s/f.fifo", dir);
 
 		rc = jc_read_file_at(dfd, "link.json", "link.json", 100, &b, NULL, &err);
 		ok(rc == -ELOOP && b == NULL, "read at: a link is not followed");
+		mkfifo(fifo_at, 0600);
+		alarm(20);
+		rc = jc_read_file_at(dfd, "f.fifo", "f.fifo", 100, &b, NULL, &err);
+		alarm(0);
+		ok(rc == -EINVAL && b == NULL, "read at: a FIFO is refused without blocking");
+		unlink(fifo_at);
+		free(fifo_at);
 		close(dfd);
 	}
 	/* private folders: created 0700; refused when others may write or own them */
@@ -245,6 +257,10 @@ printable_cases(void)
 		    "sha256: a million 'a'");
 		free(mil);
 	}
+	p = jc_printable("abc\342\200\256gpj.exe \342\201\246x\342\200\224", 0);
+	is_str(p, "abc\\u202egpj.exe \\u2066x\342\200\224",
+	    "printable: direction overrides escaped, an em dash kept");
+	free(p);
 	p = jc_printable(NULL, 0);
 	is_str(p, "?", "printable: NULL reads as ?");
 	free(p);
