@@ -596,6 +596,41 @@ is_member(const struct jc_host *h, const char *name)
 	return false;
 }
 
+static bool
+mac_zero(const char *mac)
+{
+	return strspn(mac, "0:") == strlen(mac);
+}
+
+/*
+ * A cable found only by MAC and neighbour facts (a point-to-point Ethernet
+ * cable) is an interface that is not part of a network already: no route
+ * through a gateway leaves by it and it holds no address of a network wider
+ * than a cable's /30 (link-local ones aside). Otherwise a host that claims
+ * the MAC of a router could be cabled to this host's LAN interface.
+ */
+static bool
+cable_like(const struct jc_host *h, const struct jc_iface *f, struct jc_strv *notes)
+{
+	for (size_t r = 0; r < h->nroutes; r++)
+		if (h->routes[r].iface != NULL && h->routes[r].via != NULL &&
+		    strcmp(h->routes[r].iface, f->name) == 0) {
+			jc_note_quoted(notes, "%s: a route through a gateway leaves by it; "
+			    "not a cable", f->name);
+			return false;
+		}
+	for (size_t j = 0; j < f->ninet; j++)
+		if (f->prefix[j] < 30 && strncmp(f->inet[j], "169.254.", 8) != 0) {
+			char *msg = xasprintf("%%s: holds %s/%d, a network wider than a cable; "
+			    "not a cable", f->inet[j], f->prefix[j]);
+
+			jc_note_quoted(notes, msg, f->name);
+			free(msg);
+			return false;
+		}
+	return true;
+}
+
 void
 parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nnb,
     struct jc_strv *notes)
@@ -608,7 +643,7 @@ parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nn
 
 		if (f->up != JC_YES || f->mac == NULL || f->is_bridge || is_member(h, f->name))
 			continue;
-		if (h->mgmt_iface != NULL && strcmp(h->mgmt_iface, f->name) == 0)
+		if (!jc_cable_iface_ok(h, f->name) || mac_zero(f->mac))
 			continue;
 		for (size_t j = 0; j < f->ninet; j++)
 			if (h->mgmt_ip != NULL && strcmp(f->inet[j], h->mgmt_ip) == 0)
@@ -636,7 +671,7 @@ parse_linux_mac_ports(struct jc_host *h, const struct parse_neigh *nb, size_t nn
 		p->peer_rdma_service = JC_UNKNOWN;
 		if (many)
 			jc_note_quoted(notes, "%s: several neighbours answer; not a direct cable", f->name);
-		else if (peer != NULL)
+		else if (peer != NULL && cable_like(h, f, notes))
 			p->peer_id = xasprintf("mac:%s", peer);
 	}
 }

@@ -217,14 +217,19 @@ bus_to_port(const json_t *bus, struct jc_port *p, struct jc_strv *notes)
 	p->devices = w.devices.v;
 	p->ndevices = w.devices.n;
 	if (p->peer_no_id && notes != NULL) {
-		char *port = p->receptacle ? xasprintf("Thunderbolt %s", p->receptacle) :
-		    xasprintf("bus %s", name ? name : "?");
+		/* every name here comes from the host or the device at the other end */
+		char *r = jc_printable(p->receptacle ? p->receptacle : name, 64);
+		char *port = xasprintf("%s %s", p->receptacle ? "Thunderbolt" : "bus", r);
+		char *pn = jc_printable(p->peer_name, 64);
+		char *pm = p->peer_model ? jc_printable(p->peer_model, 64) : NULL;
 
 		strv_push_owned(notes, xasprintf("%s: the Mac cabled here (%s%s%s) reports no "
 		    "domain UUID; the cable is paired only when one port of one probed host "
-		    "fits it", port, p->peer_name ? p->peer_name : "?",
-		    p->peer_model ? ", " : "", p->peer_model ? p->peer_model : ""));
+		    "fits it", port, pn, pm ? ", " : "", pm ? pm : ""));
 		free(port);
+		free(r);
+		free(pn);
+		free(pm);
 	}
 }
 

@@ -198,6 +198,14 @@ linux_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	if (!not_run(o = raw_get(raw, "thunderbolt.txt"))) {
 		parse_linux_thunderbolt(o->data, &h->ports, &h->nports, &notes);
 		platform_notes_from(h, o->name, &notes);
+		/* the management interface and loopbacks are never a cable end */
+		for (size_t i = 0; i < h->nports; i++)
+			if (h->ports[i].iface != NULL && !jc_cable_iface_ok(h, h->ports[i].iface)) {
+				platform_note(h, "Thunderbolt net %s is the management interface; "
+				    "not used as a cable", h->ports[i].iface);
+				free(h->ports[i].iface);
+				h->ports[i].iface = NULL;
+			}
 	}
 	if (!not_run(o = raw_get(raw, "neigh.txt")) && o->len > 0) {
 		if (parse_ip_neigh(o->data, o->len, &nb, &nnb, &notes, &e2) < 0) {
@@ -277,6 +285,8 @@ linux_file_text(int mgr, const char *iface, const char *addr)
 	return NULL;
 }
 
+static bool file_text_ours(int mgr, const char *iface, const char *text);
+
 static int
 linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 {
@@ -314,7 +324,8 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	case JC_ACT_FILE_REMOVE: {
 		char *path = linux_file_path(jc_netmgr_by_name(a->manager), a->iface);
 
-		if (path == NULL || (act == JC_ACT_FILE_WRITE && a->content == NULL)) {
+		if (path == NULL || (act == JC_ACT_FILE_WRITE &&
+		    !file_text_ours(jc_netmgr_by_name(a->manager), a->iface, a->content))) {
 			free(path);
 			break;
 		}
@@ -340,6 +351,51 @@ linux_command(enum jc_act act, const struct jc_act_arg *a, struct jc_strv *argv)
 	return -ENOTSUP;
 }
 
+
+/*
+ * True when text is a file of ours for iface (what linux_file_text
+ * writes, or an earlier run's shorter form): comments, blank lines and only
+ * the lines naming iface and its address. Anything else (an ifupdown "up"
+ * hook run as root at boot, another interface, DHCP) is not ours, and is
+ * never written back by restore.
+ */
+static bool
+file_text_ours(int mgr, const char *iface, const char *text)
+{
+	bool named = false;
+
+	if (text == NULL || iface == NULL || !jc_iface_name_ok(iface) ||
+	    (mgr != JC_NETMGR_NETWORKD && mgr != JC_NETMGR_IFUPDOWN))
+		return false;
+	for (const char *p = text; *p; ) {
+		size_t l = strcspn(p, "\n");
+		char *line = xstrndup(p, l), *v = line + strspn(line, " \t");
+		char *word = NULL;
+		bool good = *v == '\0' || *v == '#';
+
+		if (!good && mgr == JC_NETMGR_NETWORKD) {
+			good = strcmp(v, "[Match]") == 0 || strcmp(v, "[Network]") == 0 ||
+			    strcmp(v, "LinkLocalAddressing=ipv6") == 0 ||
+			    (strncmp(v, "Address=", 8) == 0 && jc_ipv4_prefix_ok(v + 8, true));
+			if (!good && strncmp(v, "Name=", 5) == 0 && strcmp(v + 5, iface) == 0)
+				good = named = true;
+		} else if (!good) {
+			word = xasprintf("iface %s inet static", iface);
+			good = strcmp(v, word) == 0 ||
+			    (strncmp(v, "address ", 8) == 0 && jc_ipv4_prefix_ok(v + 8, true));
+			free(word);
+			word = xasprintf("auto %s", iface);
+			if (!good && strcmp(v, word) == 0)
+				good = named = true;
+			free(word);
+		}
+		free(line);
+		if (!good)
+			return false;
+		p += l + (p[l] == '\n');
+	}
+	return named;
+}
 
 /* Per cable: the address (replaced), the link up, the host route (replaced). */
 static void

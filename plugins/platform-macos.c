@@ -193,18 +193,36 @@ parse_hwports(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	platform_notes_from(h, o->name, &notes);
 	for (size_t i = 0; i < h->nports; i++) {
 		struct jc_port *p = &h->ports[i];
+		bool refused = false;
 		char *want;
 
 		if (p->receptacle == NULL)
 			continue;
 		want = xasprintf("Thunderbolt %s", p->receptacle);
-		for (size_t j = 0; j < h->nhwports; j++)
-			if (strcmp(h->hwports[j].port, want) == 0) {
-				p->iface = xstrdup(h->hwports[j].device);
+		for (size_t j = 0; j < h->nhwports; j++) {
+			const char *dev = h->hwports[j].device;
+
+			if (strcmp(h->hwports[j].port, want) != 0)
+				continue;
+			/* the management interface and loopbacks are never a cable */
+			if (!jc_cable_iface_ok(h, dev) || strcmp(dev, "en0") == 0) {
+				char *safe = jc_printable(dev, 32);
+
+				platform_note(h, "networksetup puts %s on the management interface "
+				    "or a loopback (%s); not used as a cable", want, safe);
+				free(safe);
+				refused = true;
 				break;
 			}
-		if (p->iface == NULL)
-			platform_note(h, "no hardware port \"%s\" in networksetup", want);
+			p->iface = xstrdup(dev);
+			break;
+		}
+		if (p->iface == NULL && !refused) {
+			char *safe = jc_printable(want, 80);
+
+			platform_note(h, "no hardware port \"%s\" in networksetup", safe);
+			free(safe);
+		}
 		free(want);
 	}
 	return 0;

@@ -26,6 +26,36 @@ raw_get(const struct jc_raw *raw, const char *name)
 	return NULL;
 }
 
+/* Room for one more output; the array grows by doubling (its size is a power of two). */
+static struct jc_raw_out *
+raw_append(struct jc_raw *raw, const char *name)
+{
+	struct jc_raw_out *o;
+
+	if ((raw->n & (raw->n - 1)) == 0)	/* 0, 1, 2, 4, ...: full */
+		raw->outs = xreallocarray(raw->outs, raw->n ? 2 * raw->n : 1, sizeof(*raw->outs));
+	o = &raw->outs[raw->n++];
+	o->name = xstrdup(name);
+	return o;
+}
+
+static void
+raw_set(struct jc_raw_out *o, const char *data, size_t len, int status)
+{
+	o->data = xmalloc(len + 1);
+	if (len > 0)
+		memcpy(o->data, data, len);
+	o->data[len] = '\0';
+	o->len = len;
+	o->status = status;
+}
+
+void
+raw_add_new(struct jc_raw *raw, const char *name, const char *data, size_t len, int status)
+{
+	raw_set(raw_append(raw, name), data, len, status);
+}
+
 void
 raw_add(struct jc_raw *raw, const char *name, const char *data, size_t len, int status)
 {
@@ -37,11 +67,8 @@ raw_add(struct jc_raw *raw, const char *name, const char *data, size_t len, int 
 			free(o->data);
 			break;
 		}
-	if (o == NULL) {
-		raw->outs = xreallocarray(raw->outs, raw->n + 1, sizeof(*raw->outs));
-		o = &raw->outs[raw->n++];
-		o->name = xstrdup(name);
-	}
+	if (o == NULL)
+		o = raw_append(raw, name);
 	o->data = xmalloc(len + 1);
 	if (len > 0)
 		memcpy(o->data, data, len);

@@ -100,7 +100,9 @@ write_block(struct file_ctx *c, const void *src, size_t n, char *eb, size_t el)
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%lu-%d-%ld", c->dir, c->round, c->rank,
 	    (long)getpid());
 	snprintf(path, sizeof(path), "%s/ag-%lu-%d", c->dir, c->round, c->rank);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
+	/* a name of ours only: never through a link or into a planted file */
+	unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		snprintf(eb, el, "%s: %s", tmp, strerror(errno));
 		return -errno;
 	}

@@ -139,7 +139,10 @@ struct ap_cmd {
 struct ap_cmds {
 	struct ap_cmd *v;
 	size_t n;
+	char *refused;		/* why a command was refused (nothing runs then), or NULL */
 };
+
+static bool word_ok(const char *w);
 
 static void
 cmds_add(struct ap_cmds *c, bool may_fail, char *text)
@@ -156,6 +159,7 @@ cmds_free(struct ap_cmds *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].text);
 	free(c->v);
+	free(c->refused);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -193,8 +197,24 @@ act(struct ap_cmds *out, const struct ap_host *h, enum jc_act a, const struct jc
 {
 	struct jc_strv argv = { 0 };
 
-	if (h->plat->command(a, arg, &argv) == 0)
+	if (h->plat->command(a, arg, &argv) == 0) {
+		/* the same check as setup's commands: the saved state names the words */
+		for (size_t k = 0; k < argv.n; k++)
+			if (!word_ok(argv.v[k])) {
+				if (out->refused == NULL) {
+					char *w = jc_printable(argv.v[k], 64);
+
+					out->refused = xasprintf("a word that is not plain: %s", w);
+					free(w);
+				}
+				strv_free(&argv);
+				return;
+			}
 		cmds_add(out, false, argv_line(argv.v, argv.n));
+	} else if (a == JC_ACT_FILE_WRITE && out->refused == NULL) {
+		out->refused = xasprintf("the saved content of %s's file is not one a setup "
+		    "of ours writes", arg->iface ? arg->iface : "?");
+	}
 	strv_free(&argv);
 }
 
@@ -544,6 +564,11 @@ restore_host(struct ap_run *run, struct jc_conn *s, const struct ap_host *h, siz
 	if ((rc = capture(s, h, cur, h->nfacts, timeout, err)) != 0)
 		goto out;
 	restore_cmds(h, cur, h->nfacts, &cmds);
+	if (cmds.refused != NULL) {
+		rc = jc_fail(err, -EINVAL, "refusing to put it back: %s; nothing was run",
+		    cmds.refused);
+		goto out;
+	}
 	for (size_t i = 0; i < cmds.n; i++) {
 		struct tr_result r = { 0 };
 
@@ -589,27 +614,39 @@ apply_state_dir(const struct apply_opts *o)
 	return xasprintf("%s/.cache/jaccl-config", home);
 }
 
-static int
-mkdir_p(const char *path, struct jc_err *err)
+/*
+ * A JSON file of the state folder: a regular file read without blocking
+ * (jc_read_file), at most 16 MiB. NULL with je->text set when it cannot be
+ * read or parsed.
+ */
+static json_t *
+load_json(const char *path, json_error_t *je)
 {
-	char *p = xstrdup(path);
-	int rc = 0;
+	struct jc_err e = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	json_t *j;
 
-	for (char *s = p + 1; ; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-
-			*s = '\0';
-			if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-				rc = jc_fail(err, -errno, "cannot create %s: %s", p, strerror(errno));
-				break;
-			}
-			*s = c;
-			if (c == '\0')
-				break;
-		}
+	if (jc_read_file(path, 16u << 20, &buf, &len, &e) != 0) {
+		if (je != NULL)
+			snprintf(je->text, sizeof(je->text), "%.*s", (int)sizeof(je->text) - 1, e.msg);
+		return NULL;
 	}
-	free(p);
+	j = json_loadb(buf, len, 0, je);
+	free(buf);
+	return j;
+}
+
+/* The state folder and its hosts/ folder are ours alone (jc_private_dir). */
+static int
+state_dir_ok(const char *dir, struct jc_err *err)
+{
+	char *hd = xasprintf("%s/hosts", dir);
+	int rc = jc_private_dir(dir, false, err);
+
+	if (rc == 0 && access(hd, F_OK) == 0)
+		rc = jc_private_dir(hd, false, err);
+	free(hd);
 	return rc;
 }
 
@@ -778,6 +815,21 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 		jc_host_clear(&tmp);
 		return jc_fail(err, -EINVAL, "%s: %s", path, e2.msg);
 	}
+	/* the name is what restore connects to: it passes --hosts' check, alone */
+	{
+		struct jc_host hn = { 0 };
+		bool good = hosts_parse_target(name, &hn, &e2) == 0 && strcmp(hn.name, name) == 0;
+
+		jc_host_clear(&hn);
+		if (!good) {
+			char *safe = jc_printable(name, 64);
+			int rc = jc_fail(err, -EINVAL, "%s: invalid host '%s'", path, safe);
+
+			free(safe);
+			jc_host_clear(&tmp);
+			return rc;
+		}
+	}
 	h->name = xstrdup(name);
 	h->target = tmp.target;
 	h->user = tmp.user;
@@ -832,6 +884,50 @@ host_from_json(json_t *j, const char *path, struct ap_host *h, struct jc_err *er
 	return 0;
 }
 
+/* SHA-256 of j's compact text with sorted keys, into hex. */
+static void
+json_digest(const json_t *j, char hex[65])
+{
+	char *text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+	jc_sha256_hex(text ? text : "", text ? strlen(text) : 0, hex);
+	free(text);
+}
+
+/*
+ * The digests last-setup.json keeps of a host's state file: one of the
+ * host's entry without its facts, one per fact ({"state": H, "facts": [H]}).
+ */
+static json_t *
+state_digests(json_t *hj)
+{
+	json_t *top = json_copy(hj), *facts = json_array(), *f;
+	char hex[65];
+	size_t i;
+
+	json_object_del(top, "facts");
+	json_digest(top, hex);
+	json_decref(top);
+	json_array_foreach(json_object_get(hj, "facts"), i, f) {
+		char fh[65];
+
+		json_digest(f, fh);
+		json_array_append_new(facts, json_string(fh));
+	}
+	return json_pack("{s:s, s:o}", "state", hex, "facts", facts);
+}
+
+/* The state file hj is the one whose digests were recorded (dg). */
+static bool
+digests_match(json_t *hj, json_t *dg)
+{
+	json_t *now = state_digests(hj);
+	bool same = json_is_object(dg) && json_equal(now, dg);
+
+	json_decref(now);
+	return same;
+}
+
 /* File name of host i's state: "hosts/I-NAME.json" with NAME made safe. */
 static char *
 host_file(size_t i, const char *name)
@@ -870,7 +966,7 @@ static void
 carry_over(const char *dir, const struct plan *p, const struct apply_result *res, json_t *hosts)
 {
 	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
-	json_t *old = json_load_file(path, 0, NULL), *v;
+	json_t *old = load_json(path, NULL), *v;
 	const char *st = jget_str(old, "status");
 	size_t k;
 
@@ -926,7 +1022,7 @@ static void
 keep_earlier_facts(const char *dir, const char *name, json_t *hj)
 {
 	char *path = xasprintf("%s/%s", dir, LAST_SETUP);
-	json_t *old = json_load_file(path, 0, NULL), *v, *oh = NULL, *f;
+	json_t *old = load_json(path, NULL), *v, *oh = NULL, *f;
 	const char *st = jget_str(old, "status");
 	bool persist = false;
 	size_t k;
@@ -946,8 +1042,13 @@ keep_earlier_facts(const char *dir, const char *name, json_t *hj)
 		    !setup_record_file_ok(file))
 			continue;
 		path = xasprintf("%s/%s", dir, file);
-		oh = json_load_file(path, 0, NULL);
+		oh = load_json(path, NULL);
 		free(path);
+		/* only what the earlier setup recorded is carried on */
+		if (oh != NULL && !digests_match(oh, json_object_get(v, "sha256"))) {
+			json_decref(oh);
+			oh = NULL;
+		}
 		break;
 	}
 	if (oh != NULL && jget_str(oh, "host") != NULL && strcmp(jget_str(oh, "host"), name) == 0)
@@ -1204,8 +1305,8 @@ save_states(struct ap_apply *ap, struct jc_err *err)
 	char when[32], *hd = xasprintf("%s/hosts", ap->dir);
 	int rc;
 
-	if ((rc = mkdir_p(ap->dir, err)) == 0)
-		rc = mkdir_p(hd, err);
+	if ((rc = jc_private_dir(ap->dir, true, err)) == 0)
+		rc = jc_private_dir(hd, true, err);
 	free(hd);
 	now_text(when);
 	ap->meta = json_object();
@@ -1225,9 +1326,9 @@ save_states(struct ap_apply *ap, struct jc_err *err)
 		hj = host_json(&sl->h);
 		keep_earlier_facts(ap->dir, sl->h.name, hj);
 		rc = write_json_atomic(path, hj, err);
+		json_array_append_new(hosts, json_pack("{s:s, s:s, s:b, s:o}", "host", sl->h.name,
+		    "file", file, "restored", 0, "sha256", state_digests(hj)));
 		json_decref(hj);
-		json_array_append_new(hosts, json_pack("{s:s, s:s, s:b}", "host", sl->h.name,
-		    "file", file, "restored", 0));
 		free(file);
 		free(path);
 	}
@@ -1831,7 +1932,7 @@ load_last(const char *path, const char **why, int *rc, struct jc_err *err)
 		*why = "no setup was saved";
 		return NULL;
 	}
-	meta = json_load_file(path, 0, &je);
+	meta = load_json(path, &je);
 	status = jget_str(meta, "status");
 	if (meta == NULL || !json_is_array(json_object_get(meta, "hosts")) || status == NULL) {
 		*rc = jc_fail(err, -EINVAL, "%s: not a saved setup%s%s", path, meta ? "" : ": ",
@@ -1882,11 +1983,27 @@ load_saved_hosts(struct ap_restore *rs, json_t *hosts, const char *dir, const ch
     const char *const *only, size_t nonly, struct jc_err *err)
 {
 	json_error_t je;
+	json_t *v, *files = json_object(), *names = json_object();
 	size_t i;
-	json_t *v;
 	int rc = 0;
 
 	rs->sl = xcalloc(json_array_size(hosts) + 1, sizeof(*rs->sl));
+	/* one host, one state file: no two entries share either */
+	json_array_foreach(hosts, i, v) {
+		const char *name = jget_str(v, "host"), *file = jget_str(v, "file");
+
+		if (name == NULL || file == NULL || !setup_record_file_ok(file)) {
+			rc = jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
+			goto out;
+		}
+		if (json_object_get(files, file) != NULL || json_object_get(names, name) != NULL) {
+			rc = jc_fail(err, -EINVAL, "%s: host entry %zu shares its host or its state "
+			    "file with another; nothing restored", path, i);
+			goto out;
+		}
+		json_object_set_new(files, file, json_true());
+		json_object_set_new(names, name, json_true());
+	}
 	json_array_foreach(hosts, i, v) {
 		const char *name = jget_str(v, "host"), *file = jget_str(v, "file");
 		char *hp;
@@ -1895,21 +2012,28 @@ load_saved_hosts(struct ap_restore *rs, json_t *hosts, const char *dir, const ch
 		if ((nonly > 0 && !named(name, only, nonly)) ||
 		    json_is_true(json_object_get(v, "restored")))
 			continue;
-		if (name == NULL || file == NULL || !setup_record_file_ok(file))
-			return jc_fail(err, -EINVAL, "%s: bad host entry %zu", path, i);
 		hp = xasprintf("%s/%s", dir, file);
-		hj = json_load_file(hp, 0, &je);
+		hj = load_json(hp, &je);
 		if (hj == NULL)
 			rc = jc_fail(err, -EINVAL, "%s: %s", hp, je.text);
+		else if (jget_str(hj, "host") == NULL || strcmp(jget_str(hj, "host"), name) != 0)
+			rc = jc_fail(err, -EINVAL, "%s: not the state of %s; nothing restored", hp,
+			    name);
+		else if (!digests_match(hj, json_object_get(v, "sha256")))
+			rc = jc_fail(err, -EINVAL, "%s: not what the setup recorded (its digests "
+			    "in %s differ); nothing restored", hp, path);
 		else
 			rc = host_from_json(hj, hp, &rs->sl[rs->ns].h, err);
 		json_decref(hj);
 		free(hp);
 		rs->ns++;
 		if (rc != 0)
-			return rc;
+			goto out;
 	}
-	return 0;
+out:
+	json_decref(files);
+	json_decref(names);
+	return rc;
 }
 
 /* Mark the hosts that are back; the setup is restored when every host is. */
@@ -1947,6 +2071,8 @@ apply_restore(const struct apply_opts *o, const char *const *only, size_t nonly,
 	*n = 0;
 	*why = NULL;
 	pthread_mutex_init(&rs.run.lock, NULL);
+	if (access(path, F_OK) == 0 && (rc = state_dir_ok(dir, err)) != 0)
+		goto done;
 	if ((meta = load_last(path, why, &rc, err)) == NULL)
 		goto done;
 	if ((rc = check_only(json_object_get(meta, "hosts"), dir, only, nonly, err)) == 0)
@@ -2023,6 +2149,10 @@ apply_state_diff(const char *saved, size_t slen, const char *cur, size_t clen,
 		fact_parse(&now[i], hs.plat);
 	}
 	rc = (int)restore_cmds(&hs, now, hs.nfacts, &c);
+	if (c.refused != NULL) {
+		rc = jc_fail(err, -EINVAL, "refusing to put it back: %s", c.refused);
+		goto out;
+	}
 	for (size_t i = 0; i < c.n; i++)
 		strv_push(cmds, c.v[i].text);
 out:

@@ -8,6 +8,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,7 +30,7 @@ json_t *
 bundle_manifest_parse(const char *data, size_t len, struct jc_err *err)
 {
 	json_error_t je;
-	json_t *root, *hosts, *v, *h;
+	json_t *root, *hosts, *v, *h, *seen;
 	size_t i;
 
 	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
@@ -47,43 +49,48 @@ bundle_manifest_parse(const char *data, size_t len, struct jc_err *err)
 	hosts = json_object_get(root, "hosts");
 	if (!json_is_array(hosts))
 		goto bad;
+	/* names seen so far, as the keys of an object: one lookup per host */
+	seen = json_object();
 	json_array_foreach(hosts, i, h) {
 		json_t *name = json_object_get(h, "name");
 		json_t *outs = json_object_get(h, "outputs");
-		const char *k;
+		const char *k, *hn;
 		json_t *o;
 
 		if (!json_is_object(h) || !json_is_string(name) ||
 		    !bundle_name_ok(json_string_value(name))) {
-			json_decref(root);
 			jc_fail(err, -EINVAL, "manifest.json: host %zu has no valid name", i + 1);
-			return NULL;
+			goto fail;
 		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(json_string_value(json_object_get(json_array_get(hosts, j), "name")),
-			    json_string_value(name)) == 0) {
-				json_decref(root);
-				jc_fail(err, -EINVAL, "manifest.json: host %s listed twice",
-				    json_string_value(name));
-				return NULL;
-			}
+		hn = json_string_value(name);
+		if (json_object_get(seen, hn) != NULL) {
+			jc_fail(err, -EINVAL, "manifest.json: host %s listed twice", hn);
+			goto fail;
+		}
+		json_object_set_new(seen, hn, json_true());
 		if (outs == NULL)
 			continue;
-		if (!json_is_object(outs))
+		if (!json_is_object(outs)) {
+			json_decref(seen);
 			goto bad;
+		}
 		json_object_foreach(outs, k, o) {
 			json_t *st = json_object_get(o, "status");
 
 			if (!bundle_name_ok(k) || !json_is_object(o) ||
 			    (st != NULL && !json_is_integer(st) && !json_is_null(st))) {
-				json_decref(root);
-				jc_fail(err, -EINVAL, "manifest.json: host %s: bad output entry",
-				    json_string_value(name));
-				return NULL;
+				jc_fail(err, -EINVAL, "manifest.json: host %s: bad output entry", hn);
+				goto fail;
 			}
 		}
 	}
+	json_decref(seen);
 	return root;
+fail:
+	/* err is filled (names copied) before anything is freed */
+	json_decref(seen);
+	json_decref(root);
+	return NULL;
 bad:
 	json_decref(root);
 	jc_fail(err, -EINVAL, "manifest.json: not a probe bundle manifest "
@@ -111,35 +118,128 @@ bundle_manifest_status(const json_t *manifest, const char *host, const char *fil
 	return -1;
 }
 
-/* DIR/manifest.json parsed; *out NULL (and 0 returned) when there is none. */
+/* The status an output entry of a manifest host records, or -1. */
 static int
-load_manifest(const char *dir, json_t **out, struct jc_err *err)
+entry_status(json_t *h, const char *file)
+{
+	json_t *st = json_object_get(json_object_get(json_object_get(h, "outputs"), file),
+	    "status");
+
+	if (json_is_integer(st) && json_integer_value(st) >= -1 && json_integer_value(st) <= 255)
+		return (int)json_integer_value(st);
+	return -1;
+}
+
+/*
+ * The last manifest read, kept while the file is the same (device, inode,
+ * size, change time), with an index from host name to entry: replaying a
+ * bundle of N hosts reads and parses its manifest once, not N times.
+ */
+static struct {
+	pthread_mutex_t lock;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim, ctim;
+	json_t *root, *index;
+} man_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Open DIR as a folder, never through a link when nofollow. */
+static int
+open_dir(const char *dir, bool nofollow, struct jc_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0 && errno == ELOOP)
+		return jc_fail(err, -ELOOP, "%s: is a symbolic link; not followed", dir);
+	if (fd < 0)
+		return jc_fail(err, -errno, "%s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* The folder name inside dfd, opened never through a link (-ELOOP). */
+static int
+open_subdir(int dfd, const char *name, const char *shown, struct jc_err *err)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		struct stat st;
+
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			return jc_fail(err, -ELOOP, "%s: is a symbolic link; not followed", shown);
+		return jc_fail(err, -ENOTDIR, "%s: not a folder", shown);
+	}
+	if (fd < 0)
+		return jc_fail(err, -errno, "%s: %s", shown, strerror(errno));
+	return fd;
+}
+
+/*
+ * DIR/manifest.json (dfd open on DIR) parsed, with its index (host name to
+ * entry), both new references; *root NULL (and 0 returned) when there is none.
+ */
+static int
+load_manifest(int dfd, const char *dir, json_t **root, json_t **index, struct jc_err *err)
 {
 	char *path = xasprintf("%s/manifest.json", dir), *data = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
+	struct jc_err e2 = { 0 };
+	struct stat st = { 0 };
+	json_t *h;
 	int rc;
-	struct jc_err e2;
 
-	*out = NULL;
-	rc = jc_read_file(path, BUNDLE_MAX_MANIFEST, &data, &len, &e2);
-	if (rc == -ENOENT) {
+	*root = *index = NULL;
+	if (fstatat(dfd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT) {
+			free(path);
+			return 0;
+		}
+		st.st_mode = 0;		/* not cached; the read below says why */
+	}
+	pthread_mutex_lock(&man_cache.lock);
+	if (man_cache.root != NULL && S_ISREG(st.st_mode) && st.st_dev == man_cache.dev &&
+	    st.st_ino == man_cache.ino && st.st_size == man_cache.size &&
+	    st.st_mtim.tv_sec == man_cache.mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == man_cache.mtim.tv_nsec &&
+	    st.st_ctim.tv_sec == man_cache.ctim.tv_sec &&
+	    st.st_ctim.tv_nsec == man_cache.ctim.tv_nsec) {
+		*root = json_incref(man_cache.root);
+		*index = json_incref(man_cache.index);
+		pthread_mutex_unlock(&man_cache.lock);
 		free(path);
 		return 0;
 	}
+	pthread_mutex_unlock(&man_cache.lock);
+	rc = jc_read_file_at(dfd, "manifest.json", path, BUNDLE_MAX_MANIFEST, &data, &len, &e2);
 	if (rc < 0) {
 		free(path);
 		if (err != NULL)
 			*err = e2;
 		return rc;
 	}
-	*out = bundle_manifest_parse(data, len, &e2);
+	*root = bundle_manifest_parse(data, len, &e2);
 	free(data);
-	if (*out == NULL) {
+	if (*root == NULL) {
 		rc = jc_fail(err, -EINVAL, "%s: %s", path, e2.msg);
 		free(path);
 		return rc;
 	}
 	free(path);
+	*index = json_object();
+	json_array_foreach(json_object_get(*root, "hosts"), i, h)
+		json_object_set(*index, json_string_value(json_object_get(h, "name")), h);
+	pthread_mutex_lock(&man_cache.lock);
+	json_decref(man_cache.root);
+	json_decref(man_cache.index);
+	man_cache.root = json_incref(*root);
+	man_cache.index = json_incref(*index);
+	man_cache.dev = st.st_dev;
+	man_cache.ino = st.st_ino;
+	man_cache.size = st.st_size;
+	man_cache.mtim = st.st_mtim;
+	man_cache.ctim = st.st_ctim;
+	pthread_mutex_unlock(&man_cache.lock);
 	return 0;
 }
 
@@ -149,27 +249,45 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted names of DIR's entries: folders when want_dir, else regular files. */
+/*
+ * Sorted names of the folder open as dfd (named dir in messages): folders
+ * when want_dir, else regular files; hidden names skipped. A symbolic link
+ * with a name a bundle may use is an error, never followed.
+ */
 static int
-list_dir(const char *dir, bool want_dir, struct jc_strv *out, struct jc_err *err)
+list_dir(int dfd, const char *dir, bool want_dir, struct jc_strv *out, struct jc_err *err)
 {
-	DIR *d = opendir(dir);
+	int fd = dup(dfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
+	int rc = 0;
 
-	if (d == NULL)
-		return jc_fail(err, -errno, "%s: %s", dir, strerror(errno));
+	if (d == NULL) {
+		rc = jc_fail(err, -errno, "%s: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
 	while ((de = readdir(d)) != NULL) {
-		char *p;
 		struct stat st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		p = xasprintf("%s/%s", dir, de->d_name);
-		if (stat(p, &st) == 0 && (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISLNK(st.st_mode) && bundle_name_ok(de->d_name)) {
+			rc = jc_fail(err, -ELOOP, "%s/%s: is a symbolic link; not followed", dir,
+			    de->d_name);
+			break;
+		}
+		if (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))
 			strv_push(out, de->d_name);
-		free(p);
 	}
 	closedir(d);
+	if (rc < 0) {
+		strv_free(out);
+		return rc;
+	}
 	if (out->n > 1)
 		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
 	return 0;
@@ -178,21 +296,28 @@ list_dir(const char *dir, bool want_dir, struct jc_strv *out, struct jc_err *err
 int
 bundle_load_host(const char *dir, const char *host, struct jc_raw *raw, struct jc_err *err)
 {
-	json_t *man = NULL;
+	json_t *man = NULL, *index = NULL, *entry;
 	struct jc_strv files = { 0 };
 	char *hdir;
-	int rc;
+	int rc, dfd, hfd = -1;
 
 	memset(raw, 0, sizeof(*raw));
 	if (!bundle_name_ok(host))
 		return jc_fail(err, -EINVAL, "%s: not a valid host folder name", host);
-	rc = load_manifest(dir, &man, err);
-	if (rc < 0)
-		return rc;
+	if ((dfd = open_dir(dir, false, err)) < 0)
+		return dfd;
 	hdir = xasprintf("%s/%s", dir, host);
-	rc = list_dir(hdir, false, &files, err);
+	rc = load_manifest(dfd, dir, &man, &index, err);
 	if (rc < 0)
 		goto out;
+	if ((hfd = open_subdir(dfd, host, hdir, err)) < 0) {
+		rc = hfd;
+		goto out;
+	}
+	rc = list_dir(hfd, hdir, false, &files, err);
+	if (rc < 0)
+		goto out;
+	entry = index != NULL ? json_object_get(index, host) : NULL;
 	raw->host = xstrdup(host);
 	for (size_t i = 0; i < files.n; i++) {
 		char *path, *data = NULL;
@@ -201,38 +326,48 @@ bundle_load_host(const char *dir, const char *host, struct jc_raw *raw, struct j
 		if (!bundle_name_ok(files.v[i]))
 			continue;
 		path = xasprintf("%s/%s", hdir, files.v[i]);
-		rc = jc_read_file(path, BUNDLE_MAX_FILE, &data, &len, err);
+		rc = jc_read_file_at(hfd, files.v[i], path, BUNDLE_MAX_FILE, &data, &len, err);
 		free(path);
 		if (rc < 0) {
 			raw_clear(raw);
 			goto out;
 		}
-		raw_add(raw, files.v[i], data, len,
-		    man != NULL ? bundle_manifest_status(man, host, files.v[i]) : -1);
+		raw_add_new(raw, files.v[i], data, len,
+		    entry != NULL ? entry_status(entry, files.v[i]) : -1);
 		free(data);
 	}
 	rc = 0;
 out:
+	if (hfd >= 0)
+		close(hfd);
+	close(dfd);
 	strv_free(&files);
 	free(hdir);
 	json_decref(man);
+	json_decref(index);
 	return rc;
 }
 
 int
 bundle_hosts(const char *dir, struct jc_strv *hosts, struct jc_err *err)
 {
-	json_t *man = NULL, *h;
+	json_t *man = NULL, *index = NULL, *h;
 	size_t i;
-	int rc;
+	int rc, dfd;
 
-	rc = load_manifest(dir, &man, err);
-	if (rc < 0)
+	if ((dfd = open_dir(dir, false, err)) < 0)
+		return dfd;
+	rc = load_manifest(dfd, dir, &man, &index, err);
+	if (rc < 0) {
+		close(dfd);
 		return rc;
+	}
+	json_decref(index);
 	if (man == NULL) {
 		struct jc_strv sub = { 0 };
 
-		rc = list_dir(dir, true, &sub, err);
+		rc = list_dir(dfd, dir, true, &sub, err);
+		close(dfd);
 		if (rc < 0)
 			return rc;
 		for (i = 0; i < sub.n; i++)
@@ -241,37 +376,31 @@ bundle_hosts(const char *dir, struct jc_strv *hosts, struct jc_err *err)
 		strv_free(&sub);
 		return 0;
 	}
+	close(dfd);
 	json_array_foreach(json_object_get(man, "hosts"), i, h)
 		strv_push(hosts, json_string_value(json_object_get(h, "name")));
 	json_decref(man);
 	return 0;
 }
 
+/*
+ * The folder name inside dfd (or the path name when dfd is AT_FDCWD),
+ * created 0755 when missing, opened never through a link.
+ */
 static int
-make_dir(const char *path, struct jc_err *err)
+make_dir_at(int dfd, const char *name, const char *shown, struct jc_err *err)
 {
-	struct stat st;
-
-	if (mkdir(path, 0755) == 0)
-		return 0;
-	if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return 0;
-	return jc_fail(err, -errno, "%s: cannot create folder: %s", path, strerror(errno));
-}
-
-/* Write a file whole or not at all (a temporary, fsynced and renamed). */
-static int
-write_file(const char *path, const char *data, size_t len, struct jc_err *err)
-{
-	return jc_write_atomic(path, data, len, 0644, err);
+	if (mkdirat(dfd, name, 0755) != 0 && errno != EEXIST)
+		return jc_fail(err, -errno, "%s: cannot create folder: %s", shown, strerror(errno));
+	return open_subdir(dfd, name, shown, err);
 }
 
 int
 bundle_save(const char *dir, const struct jc_raw *raws, size_t n, struct jc_err *err)
 {
 	json_t *root, *hosts;
-	char *path, *text, *nl;
-	int rc;
+	char *text, *nl;
+	int rc, dfd;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!bundle_name_ok(raws[i].host))
@@ -285,9 +414,8 @@ bundle_save(const char *dir, const struct jc_raw *raws, size_t n, struct jc_err 
 				return jc_fail(err, -EINVAL, "%s: %s: not a valid bundle file name",
 				    raws[i].host, raws[i].outs[j].name);
 	}
-	rc = make_dir(dir, err);
-	if (rc < 0)
-		return rc;
+	if ((dfd = make_dir_at(AT_FDCWD, dir, dir, err)) < 0)
+		return dfd;
 	root = json_object();
 	hosts = json_array();
 	json_object_set_new(root, "version", json_integer(1));
@@ -295,36 +423,46 @@ bundle_save(const char *dir, const struct jc_raw *raws, size_t n, struct jc_err 
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_object(), *outs = json_object();
 		char *hdir = xasprintf("%s/%s", dir, raws[i].host);
+		int hfd;
 
 		json_object_set_new(h, "name", json_string(raws[i].host));
 		json_object_set_new(h, "outputs", outs);
 		json_array_append_new(hosts, h);
-		rc = make_dir(hdir, err);
-		for (size_t j = 0; rc == 0 && j < raws[i].n; j++) {
+		rc = hfd = make_dir_at(dfd, raws[i].host, hdir, err);
+		for (size_t j = 0; hfd >= 0 && rc >= 0 && j < raws[i].n; j++) {
 			const struct jc_raw_out *o = &raws[i].outs[j];
 			json_t *e = json_object();
+			char *path = xasprintf("%s/%s", hdir, o->name);
 
-			path = xasprintf("%s/%s", hdir, o->name);
-			rc = write_file(path, o->data, o->len, err);
+			rc = jc_write_atomic_at(hfd, o->name, path, o->data, o->len, 0644, err);
 			free(path);
 			json_object_set_new(e, "status", json_integer(o->status));
 			json_object_set_new(outs, o->name, e);
 		}
+		if (hfd >= 0)
+			close(hfd);
 		free(hdir);
 		if (rc < 0) {
 			json_decref(root);
+			close(dfd);
 			return rc;
 		}
 	}
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
-	if (text == NULL)
+	if (text == NULL) {
+		close(dfd);
 		return jc_fail(err, -ENOMEM, "manifest.json: cannot encode");
+	}
 	nl = xasprintf("%s\n", text);
 	free(text);
-	path = xasprintf("%s/manifest.json", dir);
-	rc = write_file(path, nl, strlen(nl), err);
+	{
+		char *path = xasprintf("%s/manifest.json", dir);
+
+		rc = jc_write_atomic_at(dfd, "manifest.json", path, nl, strlen(nl), 0644, err);
+		free(path);
+	}
 	free(nl);
-	free(path);
-	return rc;
+	close(dfd);
+	return rc < 0 ? rc : 0;
 }

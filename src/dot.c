@@ -16,13 +16,17 @@ static const char *const RAIL[] = { "black", "blue", "darkgreen", "purple", "ora
 
 /* A DOT quoted string body: '"' and '\' escaped (host names never have them). */
 static void
-buf_quoted(struct jc_buf *b, const char *s)
+buf_quoted(struct jc_buf *b, const char *text)
 {
-	for (; *s != '\0'; s++) {
+	/* names and models come from the hosts: no control character gets through */
+	char *safe = jc_printable(text, 0);
+
+	for (const char *s = safe; *s != '\0'; s++) {
 		if (*s == '"' || *s == '\\')
 			buf_append(b, "\\", 1);
 		buf_append(b, s, 1);
 	}
+	free(safe);
 }
 
 /* "?/en6\nno interface at mac1 Thunderbolt 2", quoted for DOT. */
@@ -145,7 +149,11 @@ dot_check(const char *text, size_t *nnodes, size_t *nedges, struct jc_err *err)
 static void
 set(void *obj, const char *name, const char *value)
 {
-	agsafeset(obj, (char *)name, (char *)value, (char *)"");
+	/* labels hold names and models from the hosts: no control character */
+	char *safe = jc_printable(value, 0);
+
+	agsafeset(obj, (char *)name, safe, (char *)"");
+	free(safe);
 }
 
 static void

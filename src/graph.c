@@ -722,14 +722,22 @@ char *
 graph_port_label(const struct jc_host *h, size_t port)
 {
 	const struct jc_port *p = &h->ports[port];
+	char *r, *i, *label;
 
-	if (p->receptacle != NULL && p->iface != NULL)
-		return xasprintf("Thunderbolt %s (%s)", p->receptacle, p->iface);
-	if (p->iface != NULL)
-		return xstrdup(p->iface);
-	if (p->receptacle != NULL)
-		return xasprintf("Thunderbolt %s", p->receptacle);
-	return xasprintf("bus %d", p->bus);
+	/* both names come from the host: printable only */
+	if (p->receptacle == NULL && p->iface == NULL)
+		return xasprintf("bus %d", p->bus);
+	r = p->receptacle != NULL ? jc_printable(p->receptacle, 64) : NULL;
+	i = p->iface != NULL ? jc_printable(p->iface, 64) : NULL;
+	if (r != NULL && i != NULL)
+		label = xasprintf("Thunderbolt %s (%s)", r, i);
+	else if (i != NULL)
+		label = xstrdup(i);
+	else
+		label = xasprintf("Thunderbolt %s", r);
+	free(r);
+	free(i);
+	return label;
 }
 
 char *

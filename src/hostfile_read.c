@@ -207,7 +207,7 @@ hostfile_ssh_ok(const char *s)
 		return false;
 	at = strrchr(s, '@');
 	host = at ? at + 1 : s;
-	if (at == s || *host == '\0')
+	if (at == s || *host == '\0' || *host == '-')
 		return false;
 	colon = strchr(host, ':');
 	if (colon == NULL || strchr(colon + 1, ':') != NULL)
@@ -498,6 +498,13 @@ read_envs(struct reader *r, json_t *v, struct jc_hostfile *hf)
 			    "envs[%zu]: '%s' is not KEY=VALUE with a KEY of letters, digits and _",
 			    k, d);
 			free(d);
+		} else if (strncmp(s, "LD_", 3) == 0 || strncmp(s, "DYLD_", 5) == 0) {
+			/* the dynamic loader's variables: code every rank loads */
+			int kl = (int)(strchr(s, '=') - s);
+
+			add_diag(r, true, "loader-env", HF_PART_ENVS, -1,
+			    "envs[%zu]: %.*s makes every rank's program load what the hostfile "
+			    "names; keep it only if you put it there", k, kl, s);
 		}
 		hf->envs[hf->nenvs++] = str_copy(r, e);
 	}
@@ -638,6 +645,10 @@ load(const char *path, bool alone, struct jc_hostfile **out, struct hostfile_dia
 	case -EISDIR:
 		add_diag(&r, false, "not-a-file", HF_PART_FILE, -1,
 		    "this is a directory, not a hostfile");
+		return -EINVAL;
+	case -EINVAL:
+		add_diag(&r, false, "not-a-file", HF_PART_FILE, -1,
+		    "this is a device or a socket, not a hostfile");
 		return -EINVAL;
 	case -EFBIG:
 		add_diag(&r, false, "too-large", HF_PART_FILE, -1,

@@ -29,7 +29,8 @@ hosts_parse_target(const char *s, struct jc_host *h, struct jc_err *err)
 		    "invalid host '%s': only letters, digits and . - _ : @ are allowed", s);
 	at = strrchr(s, '@');
 	host = at ? at + 1 : s;
-	if (at == s || *host == '\0')
+	/* "user@-oOption": never a host name an ssh command line could take as an option */
+	if (at == s || *host == '\0' || *host == '-')
 		return jc_fail(err, -EINVAL, "invalid host '%s'", s);
 	colon = strrchr(host, ':');
 	/* host:port, but a bare IPv6 literal keeps its colons */

@@ -259,7 +259,10 @@ launch_cleanup_script(const char *dir, const char *tag)
 		    "sleep 0.1; i=$((i+1)); done; r=0; for d in \"${TMPDIR:-/tmp}\"/jaccl-launch.%s.*",
 		    tag, tag);
 	}
-	buf_puts(&b, "; do [ -d \"$d\" ] || continue; pid=$(cat \"$d/pid\" 2>/dev/null); "
+	/* only a folder and a pidfile of ours: another user's name no process of ours */
+	buf_puts(&b, "; do [ -d \"$d\" ] && [ ! -h \"$d\" ] && [ -O \"$d\" ] || continue; "
+	    "pid=; [ -f \"$d/pid\" ] && [ ! -h \"$d/pid\" ] && [ -O \"$d/pid\" ] && "
+	    "pid=$(cat \"$d/pid\" 2>/dev/null); "
 	    "case $pid in ''|*[!0-9]*) pid= ;; esac; "
 	    "if [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; then r=1; "
 	    "kill -TERM -\"$pid\" 2>/dev/null || kill -TERM \"$pid\" 2>/dev/null; i=0; "

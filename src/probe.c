@@ -371,10 +371,16 @@ probe_split(const char *token, const char *out, size_t len, struct jc_raw *raw,
     size_t *ends, size_t nends, struct jc_err *err)
 {
 	size_t tl = strlen(token), pos = 0;
-	int nframes = 0;
+	int nframes = 0, rc;
+	/* the names met so far (and those raw held before): one lookup per frame */
+	json_t *seen = json_object(), *before = json_object();
 
-	if (tl == 0)
-		return jc_fail(err, -EINVAL, "empty frame token");
+	if (tl == 0) {
+		rc = jc_fail(err, -EINVAL, "empty frame token");
+		goto out;
+	}
+	for (size_t i = 0; i < raw->n; i++)
+		json_object_set_new(before, raw->outs[i].name, json_true());
 	for (;;) {
 		const char *b = find_begin(out, len, pos, token), *name, *nl, *e, *st, *stend;
 		size_t nlen, dstart;
@@ -386,36 +392,59 @@ probe_split(const char *token, const char *out, size_t len, struct jc_raw *raw,
 			break;
 		name = b + tl + 3;
 		nl = memchr(name, '\n', (size_t)(out + len - name));
-		if (nl == NULL)
-			return jc_fail(err, -EPROTO, "probe output cut short in a frame header");
+		if (nl == NULL) {
+			rc = jc_fail(err, -EPROTO, "probe output cut short in a frame header");
+			goto out;
+		}
 		nlen = (size_t)(nl - name);
-		if (!frame_name_ok(name, nlen))
-			return jc_fail(err, -EPROTO, "probe output has a frame with a bad name");
+		if (!frame_name_ok(name, nlen)) {
+			rc = jc_fail(err, -EPROTO, "probe output has a frame with a bad name");
+			goto out;
+		}
 		memcpy(namebuf, name, nlen);
 		namebuf[nlen] = '\0';
+		/* one command, one frame: a second one is not the script's */
+		if (json_object_get(seen, namebuf) != NULL) {
+			rc = jc_fail(err, -EPROTO, "the probe output has two frames for %s", namebuf);
+			goto out;
+		}
+		json_object_set_new(seen, namebuf, json_true());
 		dstart = (size_t)(nl + 1 - out);
 		buf_printf(&needle, "\n%s E %s ", token, namebuf);
 		e = memmem(out + dstart, len - dstart, needle.data, needle.len);
 		if (e == NULL) {
 			buf_free(&needle);
-			return jc_fail(err, -EPROTO, "the output of %s was cut short", namebuf);
+			rc = jc_fail(err, -EPROTO, "the output of %s was cut short", namebuf);
+			goto out;
 		}
 		st = e + needle.len;
 		buf_free(&needle);
 		stend = memchr(st, '\n', (size_t)(out + len - st));
-		if (stend == NULL || stend == st || (size_t)(stend - st) >= sizeof(num))
-			return jc_fail(err, -EPROTO, "the output of %s has no exit status", namebuf);
+		if (stend == NULL || stend == st || (size_t)(stend - st) >= sizeof(num)) {
+			rc = jc_fail(err, -EPROTO, "the output of %s has no exit status", namebuf);
+			goto out;
+		}
 		memcpy(num, st, (size_t)(stend - st));
 		num[stend - st] = '\0';
-		if (!jc_parse_int(num, 0, 255, &status))
-			return jc_fail(err, -EPROTO, "the output of %s has a bad exit status", namebuf);
-		raw_add(raw, namebuf, out + dstart, (size_t)(e - (out + dstart)), (int)status);
+		if (!jc_parse_int(num, 0, 255, &status)) {
+			rc = jc_fail(err, -EPROTO, "the output of %s has a bad exit status", namebuf);
+			goto out;
+		}
+		if (json_object_get(before, namebuf) != NULL)
+			raw_add(raw, namebuf, out + dstart, (size_t)(e - (out + dstart)), (int)status);
+		else
+			raw_add_new(raw, namebuf, out + dstart, (size_t)(e - (out + dstart)),
+			    (int)status);
 		pos = (size_t)(stend + 1 - out);
 		if (ends != NULL && (size_t)nframes < nends)
 			ends[nframes] = pos;
 		nframes++;
 	}
-	return nframes;
+	rc = nframes;
+out:
+	json_decref(seen);
+	json_decref(before);
+	return rc;
 }
 
 int
@@ -427,10 +456,14 @@ probe_parse_raw(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 		const struct jc_raw_out *u = raw_get(raw, "uname.txt");
 
 		if (u != NULL && u->len > 0) {
-			size_t n = strcspn(u->data, "\r\n");
+			char *line = xstrndup(u->data, strcspn(u->data, "\r\n"));
+			char *safe = jc_printable(line, 64);
+			int rc = jc_fail(err, -ENOTSUP, "unsupported system: uname -s says '%s'",
+			    safe);
 
-			return jc_fail(err, -ENOTSUP, "unsupported system: uname -s says '%.*s'",
-			    (int)(n > 64 ? 64 : n), u->data);
+			free(line);
+			free(safe);
+			return rc;
 		}
 		return jc_fail(err, -ENOTSUP, "cannot tell which system the outputs come from");
 	}
@@ -448,7 +481,6 @@ struct shared {
 	const struct probe_opts *o;
 	struct jc_transport *tp;
 	const char *command;	/* exec /bin/sh -c '<script>' */
-	char token[TOKEN_LEN + 2];
 	struct jc_host *hosts;
 	struct jc_raw *raws;
 	size_t n;
@@ -578,6 +610,15 @@ first_line(const char *s, size_t max)
 	return xstrndup(s, n > max ? max : n);
 }
 
+/* The token the script reads first, with its newline: "jc" never a number or an option. */
+static void
+make_token(char *out)
+{
+	jc_token(out, TOKEN_LEN, "jc");
+	out[TOKEN_LEN] = '\n';
+	out[TOKEN_LEN + 1] = '\0';
+}
+
 static void
 probe_one(struct shared *sh, size_t i)
 {
@@ -588,7 +629,7 @@ probe_one(struct shared *sh, size_t i)
 	struct jc_conn *s = NULL;
 	struct jc_err err = { 0 };
 	size_t ends[256];
-	char token[TOKEN_LEN + 1];
+	char token[TOKEN_LEN + 1], hosttoken[TOKEN_LEN + 2];
 	double t0, bound;
 	int r, status = -1, nframes;
 	size_t nk = 0;
@@ -615,7 +656,9 @@ probe_one(struct shared *sh, size_t i)
 			nk = k;
 	}
 	bound = (double)(nk + 1) * (sh->o->command_timeout > 0 ? sh->o->command_timeout : 60) + 10;
-	r = tp_stream(s, sh->command, sh->token, strlen(sh->token), &cbs, &c, bound, &status,
+	/* a token of this host's own: nothing another host prints can forge its frames */
+	make_token(hosttoken);
+	r = tp_stream(s, sh->command, hosttoken, strlen(hosttoken), &cbs, &c, bound, &status,
 	    &err);
 	if (r == TR_ESTOPPED && c.over)
 		r = jc_fail(&err, TR_ETOOBIG,
@@ -632,7 +675,7 @@ probe_one(struct shared *sh, size_t i)
 	if (c.out.data == NULL)
 		buf_puts(&c.out, "");
 	/* the token as written to stdin ends with a newline */
-	memcpy(token, sh->token, TOKEN_LEN);
+	memcpy(token, hosttoken, TOKEN_LEN);
 	token[TOKEN_LEN] = '\0';
 	nframes = probe_split(token, c.out.data, c.out.len, raw, ends, JC_ARRAY_LEN(ends), &err);
 	if (nframes >= 0 && raw_get(raw, "uname.txt") == NULL) {
@@ -683,15 +726,6 @@ worker(void *arg)
 	}
 }
 
-/* The token the script reads first, with its newline: "jc" never a number or an option. */
-static void
-make_token(char *out)
-{
-	jc_token(out, TOKEN_LEN, "jc");
-	out[TOKEN_LEN] = '\n';
-	out[TOKEN_LEN + 1] = '\0';
-}
-
 static size_t
 replay(struct jc_transport *tp, struct jc_host *hosts, size_t n, const struct probe_opts *o,
     struct jc_raw *raws)
@@ -706,11 +740,14 @@ replay(struct jc_transport *tp, struct jc_host *hosts, size_t n, const struct pr
 			o->progress(o->arg, i, PROBE_RUNNING);
 		raw_clear(raw);
 		if (tp->ops->saved_raw(tp, hosts[i].name, raw, &err) != 0) {
+			/* only a host the bundle has no outputs of was not reached */
+			bool gone = err.code == -ENOENT;
+
 			raw->host = xstrdup(hosts[i].name);
-			host_fail(&hosts[i], false, err.msg);
+			host_fail(&hosts[i], !gone, err.msg);
 			nerr++;
 			if (o->progress)
-				o->progress(o->arg, i, PROBE_UNREACHABLE);
+				o->progress(o->arg, i, gone ? PROBE_UNREACHABLE : PROBE_FAILED);
 		} else {
 			hosts[i].reachable = true;
 			if (probe_parse_raw(&hosts[i], raw, &err) != 0) {
@@ -747,7 +784,6 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 	for (size_t i = 0; i < n; i++)
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
-	make_token(sh.token);
 	script = probe_script_python(o->command_timeout, o->doctor,
 	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0),
 	    o->python);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,23 @@ jc_iface_name_ok(const char *s)
 }
 
 bool
+jc_cable_iface_ok(const struct jc_host *h, const char *name)
+{
+	if (name == NULL)
+		return false;
+	if (h->mgmt_iface != NULL && strcmp(h->mgmt_iface, name) == 0)
+		return false;
+	if (strncmp(name, "lo", 2) == 0 && strspn(name + 2, "0123456789") == strlen(name + 2))
+		return false;
+	for (size_t i = 0; h->mgmt_ip != NULL && i < h->nifaces; i++)
+		if (h->ifaces[i].name != NULL && strcmp(h->ifaces[i].name, name) == 0)
+			for (size_t j = 0; j < h->ifaces[i].ninet; j++)
+				if (strcmp(h->ifaces[i].inet[j], h->mgmt_ip) == 0)
+					return false;
+	return true;
+}
+
+bool
 jc_ipv4_ok(const char *s)
 {
 	int parts = 0;
@@ -355,11 +373,14 @@ jc_ipv4_ok(const char *s)
 	while (parts < 4) {
 		int v = 0, digits = 0;
 
+		const char *start = s;
+
 		while (isdigit((unsigned char)*s) && digits < 4) {
 			v = v * 10 + (*s++ - '0');
 			digits++;
 		}
-		if (digits == 0 || digits > 3 || v > 255)
+		/* "010" is 8 to inet_aton and ping: only "0" may start with a zero */
+		if (digits == 0 || digits > 3 || v > 255 || (digits > 1 && *start == '0'))
 			return false;
 		parts++;
 		if (parts < 4 && *s++ != '.')
@@ -368,24 +389,40 @@ jc_ipv4_ok(const char *s)
 	return *s == '\0';
 }
 
-int
-jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err)
+/*
+ * Read the open fd (closed here) of shown into a new buffer of at most max
+ * bytes: a regular file, or a pipe when pipes (a FIFO, a shell's <(...)).
+ */
+static int
+read_opened(int fd, const char *shown, bool pipes, size_t max, char **out, size_t *len,
+    struct jc_err *err)
 {
 	struct jc_buf b = { 0 };
 	struct stat st;
 	char chunk[65536];
 	ssize_t r;
-	int fd;
+	int fl;
 
-	*out = NULL;
-	if (len)
-		*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+
 		close(fd);
-		return jc_fail(err, -EISDIR, "%s: is a directory", path);
+		return jc_fail(err, -e, "%s: %s", shown, strerror(e));
 	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return jc_fail(err, -EISDIR, "%s: is a directory", shown);
+	}
+	if (!S_ISREG(st.st_mode) && !(pipes && S_ISFIFO(st.st_mode))) {
+		close(fd);
+		return jc_fail(err, -EINVAL, "%s: not a regular file", shown);
+	}
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > (uintmax_t)max) {
+		close(fd);
+		return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", shown, max);
+	}
+	if ((fl = fcntl(fd, F_GETFL)) >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	while ((r = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
@@ -394,12 +431,12 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 
 			close(fd);
 			buf_free(&b);
-			return jc_fail(err, -e, "%s: %s", path, strerror(e));
+			return jc_fail(err, -e, "%s: %s", shown, strerror(e));
 		}
 		if (b.len + (size_t)r > max) {
 			close(fd);
 			buf_free(&b);
-			return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+			return jc_fail(err, -EFBIG, "%s: larger than %zu bytes", shown, max);
 		}
 		buf_append(&b, chunk, (size_t)r);
 	}
@@ -408,6 +445,105 @@ jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_er
 		*len = b.len;
 	*out = buf_steal(&b);
 	return 0;
+}
+
+int
+jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	/*
+	 * O_NONBLOCK: opening a FIFO must not wait for a writer (without one,
+	 * it reads as empty); reading then blocks as usual.
+	 */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	return read_opened(fd, path, true, max, out, len, err);
+}
+
+int
+jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char **out,
+    size_t *len, struct jc_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		return jc_fail(err, -ELOOP, "%s: is a symbolic link; not followed", shown);
+	if (fd < 0)
+		return jc_fail(err, -errno, "%s: %s", shown, strerror(errno));
+	return read_opened(fd, shown, false, max, out, len, err);
+}
+
+/* Length of the UTF-8 sequence at s (2 to 4 bytes, shortest form), or 0. */
+static size_t
+utf8_seq(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] > 0x8f) || (s[0] == 0xed && s[1] > 0x9f))
+		return 0;
+	return n;
+}
+
+void
+jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lines)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "?");
+	size_t chars = 0;
+
+	buf_puts(b, "");
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : utf8_seq(p);
+
+		if (max && chars++ >= max) {
+			buf_puts(b, "...");
+			break;
+		}
+		if (n == 1 && (*p >= 0x20 && *p != 0x7f))
+			buf_append(b, p, 1);
+		else if (n == 1 && keep_lines && (*p == '\n' || *p == '\t'))
+			buf_append(b, p, 1);
+		else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)	/* C1 controls */
+			buf_printf(b, "\\u%04x", p[1]);
+		else if (n == 3 && p[0] == 0xe2 && ((p[1] == 0x80 && ((p[2] >= 0x8e &&
+		    p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+		    (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
+			/* marks and overrides of the text's direction: U+200E..F, 202A..E, 2066..9 */
+			buf_printf(b, "\\u%04x", 0x2000 | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f));
+		else if (n > 1)
+			buf_append(b, p, n);
+		else
+			buf_printf(b, "\\x%02x", *p), n = 1;
+		p += n;
+	}
+}
+
+char *
+jc_printable(const char *s, size_t max)
+{
+	struct jc_buf b = { 0 };
+
+	jc_buf_printable(&b, s, max, false);
+	return buf_steal(&b);
 }
 
 void
@@ -656,17 +792,51 @@ jc_hostfile_free(struct jc_hostfile *hf)
 	free(hf);
 }
 
-int
-jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
-    struct jc_err *err)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	const char *p = data;
-	int fd, e = 0;
+/*
+ * The process's umask, read once before main() (reading it means setting it,
+ * which is not safe once threads run).
+ */
+static mode_t process_umask = 022;
 
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode)) < 0) {
+static void __attribute__((constructor))
+read_umask(void)
+{
+	process_umask = umask(022);
+	umask(process_umask);
+}
+
+int
+jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *data,
+    size_t len, unsigned mode, struct jc_err *err)
+{
+	const char *p = data;
+	char tmp[NAME_MAX + 1], tok[17];
+	struct stat st;
+	int fd = -1, e = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return jc_fail(err, -ELOOP, "cannot write %s: it is a symbolic link; "
+			    "not written through", shown);
+		if (!S_ISREG(st.st_mode))
+			return jc_fail(err, -EINVAL, "cannot write %s: not a regular file", shown);
+	} else if (errno != ENOENT) {
 		e = errno;
-		goto out;
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
+	}
+	/* a fresh name of our own: never an existing file or link */
+	for (int tries = 0; fd < 0 && tries < 16; tries++) {
+		jc_token(tok, 16, "tt");
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp.%s", name, tok) >= sizeof(tmp))
+			return jc_fail(err, -ENAMETOOLONG, "cannot write %s: %s", shown,
+			    strerror(ENAMETOOLONG));
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		e = errno;
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
 	}
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
@@ -680,19 +850,160 @@ jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
 		p += w;
 		len -= (size_t)w;
 	}
+	if (e == 0 && fchmod(fd, (mode_t)mode & 07777 & ~process_umask) != 0)
+		e = errno;
 	if (e == 0 && fsync(fd) != 0)
 		e = errno;
 	if (close(fd) != 0 && e == 0)
 		e = errno;
-	if (e == 0 && rename(tmp, path) != 0)
+	if (e == 0 && renameat(dfd, tmp, dfd, name) != 0)
 		e = errno;
-	if (e != 0)
-		unlink(tmp);
-out:
-	free(tmp);
-	if (e != 0)
-		return jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+	if (e != 0) {
+		unlinkat(dfd, tmp, 0);
+		return jc_fail(err, -e, "cannot write %s: %s", shown, strerror(e));
+	}
+	(void)fsync(dfd);
 	return 0;
+}
+
+int
+jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+    struct jc_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd, rc, e;
+
+	if (slash != NULL && slash[1] == '\0')
+		return jc_fail(err, -EISDIR, "cannot write %s: %s", path, strerror(EISDIR));
+	dir = slash == NULL ? xstrdup(".") : slash == path ? xstrdup("/") :
+	    xstrndup(path, (size_t)(slash - path));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	free(dir);
+	if (dfd < 0)
+		return jc_fail(err, -e, "cannot write %s: %s", path, strerror(e));
+	rc = jc_write_atomic_at(dfd, slash == NULL ? path : slash + 1, path, data, len, mode,
+	    err);
+	close(dfd);
+	return rc;
+}
+
+int
+jc_private_dir(const char *path, bool create, struct jc_err *err)
+{
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (create) {
+		char *p = xstrdup(path);
+
+		for (char *s = p + 1; ; s++) {
+			if (*s == '/' || *s == '\0') {
+				char c = *s;
+
+				*s = '\0';
+				if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+					int e = errno;
+
+					free(p);
+					return jc_fail(err, -e, "cannot create %s: %s", path,
+					    strerror(e));
+				}
+				*s = c;
+				if (c == '\0')
+					break;
+			}
+		}
+		free(p);
+	}
+	if (lstat(path, &st) != 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode) && st.st_uid != me)
+		return jc_fail(err, -EPERM, "%s: a link another user owns; not used", path);
+	if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
+		return jc_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return jc_fail(err, -ENOTDIR, "%s: not a folder", path);
+	if (st.st_uid != me)
+		return jc_fail(err, -EPERM, "%s: owned by another user (uid %ld); not used",
+		    path, (long)st.st_uid);
+	if ((st.st_mode & 022) != 0)
+		return jc_fail(err, -EPERM, "%s: writable by other users (mode %03o); not used",
+		    path, (unsigned)(st.st_mode & 0777));
+	return 0;
+}
+
+/* ---- SHA-256 (FIPS 180-4) ---- */
+
+static const uint32_t sha_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+	0xc67178f2,
+};
+
+#define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void
+sha_block(uint32_t st[8], const unsigned char *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, h;
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = h + (ROR32(e, 6) ^ ROR32(e, 11) ^ ROR32(e, 25)) +
+		    ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+		uint32_t t2 = (ROR32(a, 2) ^ ROR32(a, 13) ^ ROR32(a, 22)) +
+		    ((a & b) ^ (a & c) ^ (b & c));
+
+		h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+	}
+	st[0] += a, st[1] += b, st[2] += c, st[3] += d;
+	st[4] += e, st[5] += f, st[6] += g, st[7] += h;
+}
+
+void
+jc_sha256_hex(const void *data, size_t len, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t st[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
+		0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+	const unsigned char *p = data;
+	unsigned char tail[128] = { 0 };
+	size_t rest = len % 64, ntail = rest < 56 ? 64 : 128;
+	uint64_t bits = (uint64_t)len * 8;
+
+	for (size_t i = 0; i + 64 <= len; i += 64)
+		sha_block(st, p + i);
+	memcpy(tail, p + (len - rest), rest);
+	tail[rest] = 0x80;
+	for (int i = 0; i < 8; i++)
+		tail[ntail - 1 - i] = (unsigned char)(bits >> (8 * i));
+	for (size_t i = 0; i < ntail; i += 64)
+		sha_block(st, tail + i);
+	for (int i = 0; i < 32; i++) {
+		unsigned char byte = (unsigned char)(st[i / 4] >> (24 - 8 * (i % 4)));
+
+		out[2 * i] = hex[byte >> 4];
+		out[2 * i + 1] = hex[byte & 15];
+	}
+	out[64] = '\0';
 }
 
 struct pf_job {

@@ -136,7 +136,13 @@ void jc_token(char *out, size_t len, const char *prefix);
 /* True for an interface or RDMA device name: [A-Za-z0-9_.-]{1,31}, no leading '-'. */
 bool jc_iface_name_ok(const char *s);
 
-/* True for a dotted IPv4 address (four decimal octets). */
+/*
+ * False for an interface that is never a cable end: the one the host's
+ * management address (the SSH session) is on, and loopbacks (lo, lo0...).
+ */
+bool jc_cable_iface_ok(const struct jc_host *h, const char *name);
+
+/* True for a dotted IPv4 address (four decimal octets, none with a leading zero). */
 bool jc_ipv4_ok(const char *s);
 
 /*
@@ -150,18 +156,44 @@ bool jc_file_text_ok(const char *s);
 bool jc_ipv4_prefix_ok(const char *s, bool need_len);
 
 /*
- * Read a whole file into a new NUL-terminated buffer of at most max bytes.
- * Returns 0, or -errno / -EFBIG (too large) / -EISDIR with err filled.
+ * Read a whole file into a new NUL-terminated buffer of at most max bytes:
+ * a regular file, or a pipe or FIFO (the open never waits for a writer: a
+ * FIFO without one reads as empty). A device or a socket is refused.
+ * Returns 0, or -errno / -EFBIG (too large) / -EISDIR / -EINVAL (not a
+ * regular file) with err filled.
  */
 int jc_read_file(const char *path, size_t max, char **out, size_t *len, struct jc_err *err);
 
 /*
+ * The same for name inside the folder open as dfd, regular files only
+ * (a FIFO is refused without blocking), never through a symbolic link
+ * (-ELOOP); shown names the file in messages.
+ */
+int jc_read_file_at(int dfd, const char *name, const char *shown, size_t max, char **out,
+    size_t *len, struct jc_err *err);
+
+/*
  * Replace path with len bytes of data, whole or not at all: a temporary
- * file beside it (mode, e.g. 0600 or 0644), written, fsynced and renamed
- * over path. Returns 0, or -errno with err filled; no temporary is left.
+ * file of a fresh name beside it (created exclusively, never through a
+ * link, mode 0600), written, given mode (less the umask), fsynced and
+ * renamed over path. A path that is a symbolic link (-ELOOP) or not a
+ * regular file (-EINVAL) is refused. Returns 0, or -errno with err filled;
+ * no temporary is left.
  */
 int jc_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
     struct jc_err *err);
+
+/* The same for name inside the folder open as dfd; shown names it in messages. */
+int jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *data,
+    size_t len, unsigned mode, struct jc_err *err);
+
+/*
+ * Check that path is a folder only we may change: owned by the effective
+ * user and not writable by group or others (a link to one counts when we
+ * own the link). With create, missing folders on the way are made, 0700.
+ * Returns 0, or -errno / -EPERM / -ENOTDIR with err filled.
+ */
+int jc_private_dir(const char *path, bool create, struct jc_err *err);
 
 /*
  * Run fn(i, arg) for every i in [0, n), each on its own thread (all at
@@ -189,11 +221,25 @@ void jc_rdma_dev_clear(struct jc_rdma_dev *d);
 const char *jc_port_state_name(enum jc_port_state st);
 
 /*
+ * Text from a host or a device made safe for a terminal, a log or DOT:
+ * control characters (C0, DEL, C1) and bytes that are not UTF-8 written as
+ * \xNN (\u00NN for C1; \u202E and the like for the marks and overrides of
+ * the text's direction), at most max characters (0: no limit; "..." after a
+ * cut). NULL reads as "?". jc_printable returns a new string;
+ * jc_buf_printable appends to b, keeping newlines and tabs when keep_lines.
+ */
+char *jc_printable(const char *s, size_t max);
+void jc_buf_printable(struct jc_buf *b, const char *s, size_t max, bool keep_lines);
+
+/*
  * Add to notes (ignored when NULL) the message fmt, whose one "%s" is
  * replaced by arg (remote text: cut to 40 bytes, unprintable bytes and
  * quote marks replaced by '?'; NULL counts as empty).
  */
 void jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg);
+
+/* SHA-256 of len bytes of data as 64 lower-case hex digits and a NUL. */
+void jc_sha256_hex(const void *data, size_t len, char out[65]);
 
 /* Monotonic clock in seconds. */
 double jc_now(void);

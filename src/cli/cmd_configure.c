@@ -512,22 +512,25 @@ report_strays(const struct graph *g)
 
 		for (size_t p = 0; p < h->nports; p++) {
 			const struct jc_port *pt = &h->ports[p];
-			char *port;
+			char *port, *pname, *pmodel;
 
 			if (!pt->peer_no_id)
 				continue;
 			port = graph_port_label(h, p);
+			/* the name and model the device at the other end reports */
+			pname = jc_printable(pt->peer_name, 64);
+			pmodel = pt->peer_model ? jc_printable(pt->peer_model, 64) : NULL;
 			if (pt->peer_inferred)
 				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
 				    "domain UUID; paired by inference with the only port that fits it",
-				    port, pt->peer_name ? pt->peer_name : "?", pt->peer_model ? ", " : "",
-				    pt->peer_model ? pt->peer_model : "");
+				    port, pname, pmodel ? ", " : "", pmodel ? pmodel : "");
 			else
 				jc_warn(graph_host_label(h), "%s: the Mac cabled here (%s%s%s) reports no "
 				    "domain UUID, and not exactly one port of the hosts fits it; cable "
-				    "not used", port, pt->peer_name ? pt->peer_name : "?",
-				    pt->peer_model ? ", " : "", pt->peer_model ? pt->peer_model : "");
+				    "not used", port, pname, pmodel ? ", " : "", pmodel ? pmodel : "");
 			free(port);
+			free(pname);
+			free(pmodel);
 		}
 	}
 	for (size_t c = 0; c < g->ncables; c++) {

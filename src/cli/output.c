@@ -87,11 +87,14 @@ vmsg(const char *kind, const char *host, const char *fmt, va_list ap)
 	if (kind != NULL && strcmp(kind, "error: ") == 0)
 		out_remember_error(host, s);
 	buf_printf(&b, "%s: ", JC_PROG);
-	if (host)
-		buf_printf(&b, "%s: ", host);
+	if (host) {
+		jc_buf_printable(&b, host, 0, false);
+		buf_puts(&b, ": ");
+	}
 	if (kind)
 		buf_puts(&b, kind);
-	buf_puts(&b, s);
+	/* whatever a host sent that reached the text: no escape reaches the terminal */
+	jc_buf_printable(&b, s, 0, true);
 	buf_puts(&b, "\n");
 	fputs(b.data, stderr);	/* one write per message: hosts run in parallel */
 	buf_free(&b);

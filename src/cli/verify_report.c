@@ -36,6 +36,15 @@ str(json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* str(), "?" when missing: what a %s of a table gets. */
+static const char *
+strq(json_t *o, const char *k)
+{
+	const char *v = str(o, k);
+
+	return v != NULL ? v : "?";
+}
+
 /* ---- rank 0's report ---- */
 
 static void
@@ -49,10 +58,10 @@ rt_print_links(FILE *fp, json_t *links)
 	    "A", "device", "B", "device", "A->B GB/s", "Gb/s", "B->A GB/s", "Gb/s",
 	    "lat p50", "p99 (us)", "status");
 	json_array_foreach(links, i, l) {
-		const char *st = str(l, "status");
+		const char *st = strq(l, "status");
 
-		fprintf(fp, "  %4lld %-12s %4lld %-12s ", inum(l, "a"), str(l, "device_a"),
-		    inum(l, "b"), str(l, "device_b"));
+		fprintf(fp, "  %4lld %-12s %4lld %-12s ", inum(l, "a"), strq(l, "device_a"),
+		    inum(l, "b"), strq(l, "device_b"));
 		if (json_object_get(l, "a_to_b")) {
 			double ab = num(l, "a_to_b", "GBps"), abg = num(l, "a_to_b", "Gbps");
 			double ba = num(l, "b_to_a", "GBps"), bag = num(l, "b_to_a", "Gbps");
@@ -82,7 +91,7 @@ rt_print_allreduce(FILE *fp, json_t *a)
 	    "", "", "(us)", "(GB/s)", "(GB/s)", "");
 	json_array_foreach(json_object_get(a, "rows"), i, row)
 		fprintf(fp, "  %10lld %12lld %8s %6s %6d %10.1f %8.2f %8.2f %7lld\n",
-		    inum(row, "size"), inum(row, "count"), str(row, "type"), "sum", -1,
+		    inum(row, "size"), inum(row, "count"), strq(row, "type"), "sum", -1,
 		    num(row, "time_us", NULL), num(row, "algbw", NULL),
 		    num(row, "busbw", NULL), inum(row, "wrong"));
 	fprintf(fp, "# Out of bounds values : %lld %s\n", inum(a, "wrong"),
@@ -112,7 +121,7 @@ rt_print_ops(FILE *fp, json_t *a, const char *title)
 	    "", "", "(us)", "(GB/s)", "(GB/s)", "");
 	json_array_foreach(json_object_get(a, "rows"), i, row)
 		fprintf(fp, "  %10lld %12lld %8s %6s %6d %10.1f %8.2f %8.2f %7lld\n",
-		    inum(row, "size"), inum(row, "count"), str(row, "type"), "none", -1,
+		    inum(row, "size"), inum(row, "count"), strq(row, "type"), "none", -1,
 		    num(row, "time_us", NULL), num(row, "algbw", NULL),
 		    num(row, "busbw", NULL), inum(row, "wrong"));
 	if (st != NULL && strcmp(st, "ok") != 0 && strcmp(st, "wrong") != 0)
@@ -134,23 +143,23 @@ rt_print_mlx(FILE *fp, json_t *m)
 		return;
 	fprintf(fp, "# MLX's own collectives (%s, backend %s), beside the runtime's\n",
 	    prog != NULL && strcmp(prog, "python") != 0 ? prog : "mlx.core.distributed",
-	    str(m, "backend"));
+	    strq(m, "backend"));
 	json_array_foreach(json_object_get(m, "hosts"), i, h) {
 		const char *mlx = str(h, "mlx");
 
-		fprintf(fp, "#   %lld %s: ", inum(h, "rank"), str(h, "host"));
+		fprintf(fp, "#   %lld %s: ", inum(h, "rank"), strq(h, "host"));
 		if (mlx == NULL)
 			fprintf(fp, "%s\n", str(h, "error") ? str(h, "error") : "?");
-		else if (strcmp(mlx, "none") == 0 && strcmp(str(h, "python"), "none") == 0)
-			fprintf(fp, "no Python (%s)\n", str(h, "why"));
+		else if (strcmp(mlx, "none") == 0 && strcmp(strq(h, "python"), "none") == 0)
+			fprintf(fp, "no Python (%s)\n", strq(h, "why"));
 		else if (strcmp(mlx, "none") == 0)
 			fprintf(fp, "mlx is not installed (Python %s at %s)\n",
-			    str(h, "python_version"), str(h, "python"));
-		else if (strcmp(str(h, "python"), "-") == 0)
+			    strq(h, "python_version"), strq(h, "python"));
+		else if (strcmp(strq(h, "python"), "-") == 0)
 			fprintf(fp, "mlx %s\n", mlx);
 		else
-			fprintf(fp, "mlx %s, Python %s at %s\n", mlx, str(h, "python_version"),
-			    str(h, "python"));
+			fprintf(fp, "mlx %s, Python %s at %s\n", mlx, strq(h, "python_version"),
+			    strq(h, "python"));
 	}
 	if (json_array_size(json_object_get(m, "ops")) > 0) {
 		fprintf(fp, "# %-10s %10s %10s %8s %5s %10s %8s %8s %8s %7s\n", "operation",
@@ -160,8 +169,8 @@ rt_print_mlx(FILE *fp, json_t *m)
 		    "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "(GB/s)", "");
 	}
 	json_array_foreach(json_object_get(m, "ops"), i, op) {
-		fprintf(fp, "  %-10s %10lld %10lld %8s %5lld %10.1f %8.2f %8.2f ", str(op, "op"),
-		    inum(op, "size"), inum(op, "count"), str(op, "type"), inum(op, "iters"),
+		fprintf(fp, "  %-10s %10lld %10lld %8s %5lld %10.1f %8.2f %8.2f ", strq(op, "op"),
+		    inum(op, "size"), inum(op, "count"), strq(op, "type"), inum(op, "iters"),
 		    num(op, "time_us", NULL), num(op, "algbw", NULL), num(op, "busbw", NULL));
 		if (json_object_get(op, "runtime_busbw"))
 			fprintf(fp, "%8.2f", num(op, "runtime_busbw", NULL));
@@ -169,35 +178,35 @@ rt_print_mlx(FILE *fp, json_t *m)
 			fprintf(fp, "%8s", "-");
 		fprintf(fp, " %7lld\n", inum(op, "wrong"));
 	}
-	fprintf(fp, "# MLX: %s%s%s%s\n#\n", str(m, "status"), str(m, "why") ? " (" : "",
+	fprintf(fp, "# MLX: %s%s%s%s\n#\n", strq(m, "status"), str(m, "why") ? " (" : "",
 	    str(m, "why") ? str(m, "why") : "", str(m, "why") ? ")" : "");
 }
 
-void
-rt_verify_print(FILE *fp, json_t *rep)
+static void
+rt_report(FILE *fp, json_t *rep)
 {
 	json_t *a, *f;
 	size_t i;
 
 	fprintf(fp, "# jaccl-config verify: %lld ranks, %s group (%lld wire%s), "
-	    "fabric %s, side channel %s\n", inum(rep, "ranks"), str(rep, "group"),
-	    inum(rep, "wires"), inum(rep, "wires") == 1 ? "" : "s", str(rep, "fabric"),
-	    str(rep, "side_channel"));
+	    "fabric %s, side channel %s\n", inum(rep, "ranks"), strq(rep, "group"),
+	    inum(rep, "wires"), inum(rep, "wires") == 1 ? "" : "s", strq(rep, "fabric"),
+	    strq(rep, "side_channel"));
 	rt_print_links(fp, json_object_get(rep, "links"));
 	a = json_object_get(rep, "all_links");
 	fprintf(fp, "#\n# All links at once: ");
-	if (strcmp(str(a, "status"), "ok") == 0)
+	if (strcmp(strq(a, "status"), "ok") == 0)
 		fprintf(fp, "%.2f GB/s (%.1f Gb/s) over %lld connections\n",
 		    num(a, "GBps", NULL), num(a, "Gbps", NULL), inum(a, "connections"));
 	else
-		fprintf(fp, "%s\n", str(a, "status"));
+		fprintf(fp, "%s\n", strq(a, "status"));
 	rt_print_allreduce(fp, json_object_get(rep, "allreduce"));
 	rt_print_ops(fp, json_object_get(rep, "allgather"), "All-gather (8-byte words "
 	    "that name their rank and place)");
 	rt_print_ops(fp, json_object_get(rep, "sendrecv"), "Send/recv");
 	rt_print_mlx(fp, json_object_get(rep, "mlx"));
 	json_array_foreach(json_object_get(rep, "failures"), i, f)
-		fprintf(fp, "FAIL: %s\n", json_string_value(f));
+		fprintf(fp, "FAIL: %s\n", json_is_string(f) ? json_string_value(f) : "?");
 	fprintf(fp, "verify: %s\n", json_is_true(json_object_get(rep, "ok")) ?
 	    "PASS" : "FAIL");
 }
@@ -289,8 +298,8 @@ print_bad_links(FILE *fp, json_t *hosts, json_t *links)
 		nbad++;
 		fprintf(fp, "link %s:%s -- %s:%s: %s%s%s\n",
 		    name_of(hosts, json_integer_value(json_object_get(l, "a"))),
-		    str(l, "device_a"), name_of(hosts, json_integer_value(json_object_get(l, "b"))),
-		    str(l, "device_b"), s ? s : "?", e ? ": " : "", e ? e : "");
+		    strq(l, "device_a"), name_of(hosts, json_integer_value(json_object_get(l, "b"))),
+		    strq(l, "device_b"), s ? s : "?", e ? ": " : "", e ? e : "");
 	}
 	return nbad;
 }
@@ -303,7 +312,7 @@ print_failures(FILE *fp, json_t *rep, bool tables)
 	size_t i;
 
 	json_array_foreach(json_object_get(rep, "failures"), i, f) {
-		const char *s = json_string_value(f);
+		const char *s = json_is_string(f) ? json_string_value(f) : "?";
 
 		if (!tables || strncmp(s, "rank ", 5) == 0 ||
 		    strncmp(s, "side channel", 12) == 0 || strcmp(s, "interrupted") == 0)
@@ -318,12 +327,13 @@ print_failures(FILE *fp, json_t *rep, bool tables)
 		    && inum(p, "status") <= 1)
 			continue;
 		json_array_foreach(json_object_get(p, "stderr_tail"), k, t)
-			fprintf(fp, "# %s: %s\n", str(p, "host"), json_string_value(t));
+			fprintf(fp, "# %s: %s\n", strq(p, "host"),
+			    json_is_string(t) ? json_string_value(t) : "?");
 	}
 }
 
-void
-verify_print(FILE *fp, json_t *rep)
+static void
+launcher_report(FILE *fp, json_t *rep)
 {
 	json_t *hosts = json_object_get(rep, "hosts"), *links = json_object_get(rep, "links");
 	size_t n = json_array_size(hosts), i, nbad;
@@ -331,11 +341,11 @@ verify_print(FILE *fp, json_t *rep)
 
 	fprintf(fp, "# hosts:");
 	json_array_foreach(hosts, i, f)
-		fprintf(fp, " %zu=%s", i, json_string_value(f));
+		fprintf(fp, " %zu=%s", i, json_is_string(f) ? json_string_value(f) : "?");
 	fprintf(fp, "\n");
 	if (json_is_array(links) && n > 0) {
 		print_matrix(fp, hosts, links);
-		rt_verify_print(fp, rep);
+		rt_report(fp, rep);
 	}
 	nbad = print_bad_links(fp, hosts, links);
 	print_failures(fp, rep, json_is_array(links));
@@ -380,4 +390,41 @@ verify_firewall_hint(json_t *rep, const char *bin, const char **host)
 	    "&& sudo /usr/libexec/ApplicationFirewall/socketfilterfw --unblockapp %s", path, path);
 	free(path);
 	return hint;
+}
+
+/*
+ * The reports hold names, errors and stderr lines the hosts sent: each is
+ * written whole into memory first, then with every control character but
+ * the newline and the tab escaped (jc_buf_printable).
+ */
+static void
+print_safe(FILE *fp, json_t *rep, void (*fn)(FILE *, json_t *))
+{
+	struct jc_buf b = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (mem == NULL) {
+		fprintf(fp, "jaccl-config: cannot format the report: out of memory\n");
+		return;
+	}
+	fn(mem, rep);
+	fclose(mem);
+	jc_buf_printable(&b, text, 0, true);
+	fputs(b.data, fp);
+	buf_free(&b);
+	free(text);
+}
+
+void
+rt_verify_print(FILE *fp, json_t *rep)
+{
+	print_safe(fp, rep, rt_report);
+}
+
+void
+verify_print(FILE *fp, json_t *rep)
+{
+	print_safe(fp, rep, launcher_report);
 }

@@ -115,6 +115,9 @@ run "200000 hosts without rdma lists" "1 jaccl mesh-too-large,rank0-no-ip,rdma-l
 run "a file over 16 MiB is refused" "1 null too-large -" "$t/huge.json"
 run "a directory is not a hostfile" "1 null not-a-file -" "$t"
 run "a missing file" "1 null missing-file -" "$t/no-such.json"
+run "a device is not a hostfile" "1 null not-a-file -" /dev/null
+mkfifo "$t/fifo.json"
+run "a FIFO without a writer reads as empty, not waited on" "1 null empty-file -" "$t/fifo.json"
 run "a dangling symbolic link" "1 null missing-file -" "$t/dangling.json"
 run "a path through a regular file cannot be read" "1 null unreadable -" \
 	"$dir/hostfiles/mesh-2.json/x.json"

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -214,7 +215,7 @@ main(void)
 
 	if (stat("/bin/sh", &sb) != 0)
 		skip_all("no /bin/sh");
-	plan(33);
+	plan(35);
 	s = launch_script(&e, argv, 6, "/", "t0ken", &err);
 	ok(s != NULL, "script built");
 	out = run(s);
@@ -318,6 +319,33 @@ main(void)
 		if (bin)
 			rmdir(bin);
 		free(fake);
+	}
+
+	/*
+	 * A folder of the tag's name another user made, naming a process of
+	 * ours: left alone, the process too (issue 21, lead of case 8).
+	 */
+	if (geteuid() == 0) {
+		char *cl2 = launch_cleanup_script(NULL, TAG), *pidtext = run("sleep 30 "
+		    ">/dev/null 2>&1 & echo $!"), *mk;
+		long pid = strtol(pidtext, NULL, 10);
+
+		mk = xasprintf("d=/tmp/jaccl-launch.%s.theirs; mkdir -p $d && echo %ld >$d/pid && "
+		    "chown -R 65534:65534 $d", TAG, pid);
+		free(run(mk));
+		out = run(cl2 ? cl2 : "false");
+		is_str(out, "0\n", "cleanup by tag: another user's folder names nothing to kill");
+		ok(pid > 0 && kill(pid, 0) == 0, "... and the process it named still runs");
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		free(out);
+		free(run("rm -rf /tmp/jaccl-launch." TAG ".theirs"));
+		free(mk);
+		free(pidtext);
+		free(cl2);
+	} else {
+		ok(1, "# SKIP another user's folder needs root to make");
+		ok(1, "# SKIP another user's folder needs root to make");
 	}
 
 	/* the mark line, with output around it and cut in pieces */

@@ -159,8 +159,9 @@ mac_state_svc(const char *svc_out)
  */
 /*
  * A Linux host with systemd-networkd: its saved files of ours (eth1's not
- * there, eth2's an earlier run's, with a quote in it) against the files
- * after a --persist setup (both written).
+ * there, eth2's an earlier run's, with another address) against the files
+ * after a --persist setup (both written). A saved content that is not a
+ * file of ours (an ifupdown "up" hook, a quote) is never written back.
  */
 static char *
 files_state(const char *mgr, const char *iface2, int st1, const char *out1, int st2,
@@ -182,12 +183,19 @@ files_state(const char *mgr, const char *iface2, int st1, const char *out1, int 
 	return s;
 }
 
+#define EARLIER_Q "# written by jaccl-config --persist\n[Match]\nName=eth2\n\n[Network]\n" \
+	"Address=192.168.9.5/30\nLinkLocalAddressing=ipv6\n"
+
 static void
 files_case(void)
 {
 	static const char nofile[] = "cat: /etc/systemd/network/10-jaccl-config-eth1.network: "
 	    "No such file or directory\n";
-	char *before = files_state("systemd-networkd", "eth2", 1, nofile, 0, "Name=it's\n");
+	static const char earlier[] = "# written by jaccl-config --persist\n[Match]\nName=eth2\n\n"
+	    "[Network]\nAddress=192.168.9.5/30\nLinkLocalAddressing=ipv6\n";
+	static const char hook[] = "# written by jaccl-config --persist\nauto eth2\n"
+	    "iface eth2 inet static\n    address 192.168.9.5/30\n    up /bin/sh /tmp/x\n";
+	char *before = files_state("systemd-networkd", "eth2", 1, nofile, 0, earlier);
 	char *after = files_state("systemd-networkd", "eth2", 0, "[Match]\nName=eth1\n", 0,
 	    "[Match]\nName=eth2\n");
 	char *gone = files_state("systemd-networkd", "eth2", 1, nofile, 1, nofile);
@@ -196,13 +204,23 @@ files_case(void)
 	struct jc_err err = { 0 };
 
 	diff(before, after, "sudo -n rm -f /etc/systemd/network/10-jaccl-config-eth1.network\n"
-	    "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh 'Name=it'\\''s\n' "
+	    "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh '" EARLIER_Q "' "
 	    "/etc/systemd/network/10-jaccl-config-eth2.network\n",
 	    "networkd: the file added removed, the one replaced written back (quoted)");
 	diff(before, before, "", "networkd: nothing differs, nothing to run");
-	diff(before, gone, "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh 'Name=it'\\''s\n' "
+	diff(before, gone, "sudo -n sh -c 'printf %s \"$1\" > \"$2\"' sh '" EARLIER_Q "' "
 	    "/etc/systemd/network/10-jaccl-config-eth2.network\n",
 	    "networkd: a file that was there and is gone comes back");
+	/* a tampered state: an ifupdown "up" hook (run as root at boot), a quote */
+	bad = files_state("ifupdown", "eth2", 1, nofile, 0, hook);
+	ok(apply_state_diff(bad, strlen(bad), gone, strlen(gone), &c, &err) < 0 && c.n == 0 &&
+	    strstr(err.msg, "not one a setup of ours writes") != NULL,
+	    "a saved file with an up hook is refused, nothing to run (%s)", err.msg);
+	free(bad);
+	bad = files_state("systemd-networkd", "eth2", 1, nofile, 0, "Name=it's\n");
+	ok(apply_state_diff(bad, strlen(bad), gone, strlen(gone), &c, &err) < 0 && c.n == 0,
+	    "a saved file that is not ours (a quote in it) is refused");
+	free(bad);
 	free(after);
 	after = files_state("ifupdown", "eth2", 0, "auto eth1\n", 1, nofile);
 	free(gone);

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../tap.h"
 #include "../graph/inv.h"
 #include "../lib/transport-script.h"
@@ -486,6 +488,162 @@ test_script_refused(const struct scen *sc)
 	world_free(&w);
 }
 
+/* ---- a state that is not what the setup recorded (issue 21, case 3) ---- */
+
+static json_t *
+load(const char *dir, const char *rel)
+{
+	char *p = xasprintf("%s/%s", dir, rel);
+	json_t *j = json_load_file(p, 0, NULL);
+
+	free(p);
+	return j;
+}
+
+static void
+save(const char *dir, const char *rel, json_t *j)
+{
+	char *p = xasprintf("%s/%s", dir, rel);
+
+	json_dump_file(j, p, JSON_INDENT(2));
+	free(p);
+}
+
+/* The digests a setup records of a state file, recomputed (as a forger would). */
+static json_t *
+forged_digests(json_t *hj)
+{
+	json_t *top = json_copy(hj), *facts = json_array(), *f;
+	char hex[65], *text;
+	size_t i;
+
+	json_object_del(top, "facts");
+	text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	jc_sha256_hex(text, strlen(text), hex);
+	free(text);
+	json_decref(top);
+	json_array_foreach(json_object_get(hj, "facts"), i, f) {
+		char fh[65];
+
+		text = json_dumps(f, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		jc_sha256_hex(text, strlen(text), fh);
+		free(text);
+		json_array_append_new(facts, json_string(fh));
+	}
+	return json_pack("{s:s, s:o}", "state", hex, "facts", facts);
+}
+
+/* Restore refused, and not one command run on any host. */
+static bool
+refused(struct world *w, const char *want, char **msg)
+{
+	struct apply_restored *r = NULL;
+	struct jc_err err = { 0 };
+	const char *nothing = NULL;
+	size_t n = 0, before = 0, after = 0;
+	int rc;
+
+	for (size_t i = 0; i < w->sc->n; i++)
+		before += ts_sudo_count(w->t, w->h[i].name);
+	rc = run_restore(w, &r, &n, &nothing, &err);
+	for (size_t i = 0; i < w->sc->n; i++)
+		after += ts_sudo_count(w->t, w->h[i].name);
+	apply_restored_free(r, n);
+	*msg = xstrdup(err.msg);
+	return rc < 0 && before == after && strstr(err.msg, want) != NULL;
+}
+
+static void
+test_tamper(const struct scen *sc)
+{
+	struct world w;
+	struct apply_result res;
+	struct echo echo = { 0 };
+	struct jc_err err = { 0 };
+	json_t *last, *orig_last, *hj, *orig_hj;
+	const char *file;
+	char *msg = NULL, *why = NULL;
+	bool good;
+
+	world_init(&w, sc);
+	ok(run_apply(&w, &res, &echo, &err) == 0, "%s: setup before the tampering", sc->name);
+	apply_result_clear(&res);
+	for (size_t i = 0; i < sc->n; i++)
+		buf_free(&echo.b[i]);
+	orig_last = load(w.dir, "last-setup.json");
+	file = json_string_value(json_object_get(json_array_get(json_object_get(orig_last,
+	    "hosts"), 0), "file"));
+	orig_hj = load(w.dir, file);
+	ok(orig_hj != NULL && json_is_object(json_object_get(json_array_get(json_object_get(
+	    orig_last, "hosts"), 0), "sha256")), "%s: the setup recorded digests", sc->name);
+
+	/* 1. a saved output changed */
+	hj = json_deep_copy(orig_hj);
+	json_object_set_new(json_array_get(json_object_get(hj, "facts"), 0), "output",
+	    json_string("en2: flags=8863<UP> mtu 1500\n\tinet 10.66.0.1 netmask 0xffffff00\n"));
+	save(w.dir, file, hj);
+	json_decref(hj);
+	good = refused(&w, "not what the setup recorded", &msg);
+	ok(good,
+	    "%s: a changed saved output: restore refused, nothing run (%s)", sc->name, msg);
+	free(msg);
+	save(w.dir, file, orig_hj);
+
+	/* 2. two hosts, one state file */
+	last = json_deep_copy(orig_last);
+	json_object_set(json_array_get(json_object_get(last, "hosts"), 1), "file",
+	    json_object_get(json_array_get(json_object_get(last, "hosts"), 0), "file"));
+	save(w.dir, "last-setup.json", last);
+	json_decref(last);
+	good = refused(&w, "shares its host or its state file", &msg);
+	ok(good,
+	    "%s: two hosts naming one state file: refused, nothing run (%s)", sc->name, msg);
+	free(msg);
+
+	/* 3. a host name --hosts refuses, with digests forged to match */
+	last = json_deep_copy(orig_last);
+	hj = json_deep_copy(orig_hj);
+	json_object_set_new(hj, "host", json_string("-oProxyCommand=x"));
+	save(w.dir, file, hj);
+	json_object_set_new(json_array_get(json_object_get(last, "hosts"), 0), "host",
+	    json_string("-oProxyCommand=x"));
+	json_object_set_new(json_array_get(json_object_get(last, "hosts"), 0), "sha256",
+	    forged_digests(hj));
+	save(w.dir, "last-setup.json", last);
+	json_decref(last);
+	json_decref(hj);
+	good = refused(&w, "invalid host", &msg);
+	ok(good,
+	    "%s: a state host name --hosts refuses: restore refused (%s)", sc->name, msg);
+	free(msg);
+	save(w.dir, file, orig_hj);
+	save(w.dir, "last-setup.json", orig_last);
+
+	/* 4. a state folder others may write */
+	chmod(w.dir, 0777);
+	good = refused(&w, "writable by other users", &msg);
+	ok(good,
+	    "%s: a world-writable state folder: restore refused (%s)", sc->name, msg);
+	free(msg);
+	chmod(w.dir, 0700);
+
+	/* put back as recorded: restore works (the refusals were the tampering's) */
+	{
+		struct apply_restored *r = NULL;
+		const char *nothing = NULL;
+		size_t n = 0;
+
+		ok(run_restore(&w, &r, &n, &nothing, &err) == 0 && n == sc->n &&
+		    states_are(&w, NULL, (size_t)-1, &why),
+		    "%s: the state as recorded restores every host", sc->name);
+		apply_restored_free(r, n);
+	}
+	free(why);
+	json_decref(orig_hj);
+	json_decref(orig_last);
+	world_free(&w);
+}
+
 int
 main(void)
 {
@@ -509,5 +667,7 @@ main(void)
 		if (!per_command)
 			test_script_refused(&scens[s]);
 	}
+	test_tamper(&scens[0]);
+	test_tamper(&scens[1]);
 	return done_testing();
 }

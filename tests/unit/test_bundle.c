@@ -18,6 +18,8 @@
 #include "inventory.h"
 #include "parse_state.h"
 #include "plan.h"
+#include "probe.h"
+#include "transport.h"
 #include "../tap.h"
 
 #define S(x) x, sizeof(x) - 1
@@ -200,6 +202,19 @@ test_big(void)
 	ok(bundle_load_host(d, "h", &r, &err) < 0 && err.code == -EFBIG,
 	    "output over the size cap: -EFBIG (%s)", err.msg);
 	ok(r.n == 0, "nothing loaded");
+	/* replayed, the host was reached: its output is the problem, not ssh */
+	{
+		struct jc_transport *t = transport_replay_new(d);
+		struct probe_opts o = { .transport = t };
+		struct jc_host h = { .name = xstrdup("h") };
+
+		probe_hosts(&h, 1, &o, NULL);
+		ok(h.reachable && h.error != NULL && strstr(h.error, "larger than") != NULL,
+		    "replayed, an oversized output fails the host as reached (%s)",
+		    h.error ? h.error : "");
+		jc_host_clear(&h);
+		transport_free(t);
+	}
 	unlink(p);
 	free(p);
 	free(d);
@@ -496,6 +511,127 @@ test_prior(void)
 	raw_clear(&bad);
 }
 
+/* Bundles are read and written without following links (issue 21, cases 2 and 5). */
+static void
+test_links(void)
+{
+	struct jc_raw r = { 0 }, w = { 0 };
+	struct jc_strv hosts = { 0 };
+	struct jc_err err = { 0 };
+	char *d = xasprintf("%s/b5", tmp), *p, *q, *got = NULL;
+	struct stat st;
+	int rc;
+
+	mkd("secret");
+	put("secret/shadow", "root:$6$secret\n");
+	mkd("b5");
+	mkd("b5/mac1");
+	put("b5/mac1/uname.txt", "Darwin\n");
+	/* a host folder that is a link to a folder of secrets */
+	p = xasprintf("%s/secret", tmp);
+	q = xasprintf("%s/b5/mac2", tmp);
+	symlink(p, q);
+	rc = bundle_load_host(d, "mac2", &r, &err);
+	ok(rc == -ELOOP && r.n == 0 && strstr(err.msg, "symbolic link") != NULL,
+	    "read: a host folder that is a link is not followed (%s)", err.msg);
+	raw_clear(&r);
+	ok(bundle_hosts(d, &hosts, &err) == -ELOOP, "read: listing hosts refuses the linked folder");
+	strv_free(&hosts);
+	unlink(q);
+	free(q);
+	/* an output that is a link to a secret file */
+	q = xasprintf("%s/b5/mac1/shadow", tmp);
+	free(p);
+	p = xasprintf("%s/secret/shadow", tmp);
+	symlink(p, q);
+	rc = bundle_load_host(d, "mac1", &r, &err);
+	ok(rc == -ELOOP && r.n == 0, "read: an output that is a link is not followed (%s)", err.msg);
+	raw_clear(&r);
+	unlink(q);
+	free(q);
+	/* a FIFO as manifest.json: refused at once (alarm: hang guard only) */
+	q = xasprintf("%s/b5/manifest.json", tmp);
+	mkfifo(q, 0600);
+	alarm(20);
+	rc = bundle_hosts(d, &hosts, &err);
+	alarm(0);
+	ok(rc == -EINVAL && strstr(err.msg, "not a regular file") != NULL,
+	    "read: a FIFO manifest is refused without blocking (%s)", err.msg);
+	strv_free(&hosts);
+	unlink(q);
+	/* a manifest that is a link */
+	symlink(p, q);
+	ok(bundle_hosts(d, &hosts, &err) == -ELOOP, "read: a manifest that is a link is refused");
+	strv_free(&hosts);
+	unlink(q);
+	free(q);
+	/* a FIFO among the outputs is skipped, never opened */
+	q = xasprintf("%s/b5/mac1/fifo.txt", tmp);
+	mkfifo(q, 0600);
+	alarm(20);
+	rc = bundle_load_host(d, "mac1", &r, &err);
+	alarm(0);
+	ok(rc == 0 && r.n == 1 && strcmp(r.outs[0].name, "uname.txt") == 0,
+	    "read: a FIFO output is skipped without blocking");
+	raw_clear(&r);
+	unlink(q);
+	free(q);
+
+	/* --save into a bundle whose host folder is a link: nothing written through it */
+	mkd("b6");
+	mkd("victim");
+	put("victim/authorized_keys", "ssh-ed25519 AAAA mine\n");
+	free(p);
+	p = xasprintf("%s/victim", tmp);
+	q = xasprintf("%s/b6/mac1", tmp);
+	symlink(p, q);
+	w.host = xstrdup("mac1");
+	raw_add(&w, "authorized_keys", S("ssh-ed25519 BBBB attacker\n"), 0);
+	free(d);
+	d = xasprintf("%s/b6", tmp);
+	rc = bundle_save(d, &w, 1, &err);
+	free(p);
+	p = xasprintf("%s/victim/authorized_keys", tmp);
+	jc_read_file(p, 1000, &got, NULL, &(struct jc_err){ 0 });
+	ok(rc == -ELOOP && got != NULL && strcmp(got, "ssh-ed25519 AAAA mine\n") == 0,
+	    "save: a host folder that is a link is refused, its target untouched (%s)", err.msg);
+	free(got);
+	got = NULL;
+	unlink(q);
+	/* an output file of the target that is a link: refused */
+	mkd("b6/mac1");
+	free(q);
+	q = xasprintf("%s/b6/mac1/authorized_keys", tmp);
+	symlink(p, q);
+	rc = bundle_save(d, &w, 1, &err);
+	jc_read_file(p, 1000, &got, NULL, &(struct jc_err){ 0 });
+	ok(rc == -ELOOP && got != NULL && strcmp(got, "ssh-ed25519 AAAA mine\n") == 0 &&
+	    lstat(q, &st) == 0 && S_ISLNK(st.st_mode),
+	    "save: an output that is a link is refused, its target untouched");
+	free(got);
+	unlink(q);
+	raw_clear(&w);
+	free(p);
+	free(q);
+	free(d);
+}
+
+/* Manifest errors name the host from memory still held (issue 21, case 5). */
+static void
+test_manifest_errors(void)
+{
+	struct jc_err err = { 0 };
+
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"hostname-long-enough-1\"},"
+	    "{\"name\":\"hostname-long-enough-1\"}]}"), &err) == NULL &&
+	    strcmp(err.msg, "manifest.json: host hostname-long-enough-1 listed twice") == 0,
+	    "duplicate host: the message names it (%s)", err.msg);
+	ok(bundle_manifest_parse(S("{\"hosts\":[{\"name\":\"hostname-long-enough-2\","
+	    "\"outputs\":{\"x\":{\"status\":\"bad\"}}}]}"), &err) == NULL &&
+	    strcmp(err.msg, "manifest.json: host hostname-long-enough-2: bad output entry") == 0,
+	    "bad output entry: the message names the host (%s)", err.msg);
+}
+
 int
 main(void)
 {
@@ -512,6 +648,8 @@ main(void)
 	test_names();
 	test_manifest();
 	test_big();
+	test_links();
+	test_manifest_errors();
 	test_platform();
 	test_routes();
 	test_prior();

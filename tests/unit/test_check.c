@@ -137,6 +137,26 @@ test_reader(void)
 	jc_hostfile_free(hf);
 	hostfile_diags_free(&d);
 
+	/* the loader's variables in envs: a warning (issue 21, lead of case 8) */
+	{
+		static const char envs[] = "{\"backend\": \"ring\", \"envs\": [\"LD_PRELOAD=/tmp/x.so\", "
+		    "\"DYLD_INSERT_LIBRARIES=/tmp/y.dylib\", \"MLX_X=1\"], \"hosts\": "
+		    "[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]}, {\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}";
+		size_t nl = 0;
+		bool named = false;
+
+		hostfile_parse(envs, strlen(envs), "e.json", &hf, &d);
+		for (size_t i = 0; i < d.n; i++)
+			if (strcmp(d.v[i].code, "loader-env") == 0) {
+				nl++;
+				named = named || strstr(d.v[i].msg, "envs[0]: LD_PRELOAD makes") != NULL;
+			}
+		ok(nl == 2 && named && d.nerrors == 0,
+		    "LD_PRELOAD and DYLD_INSERT_LIBRARIES in envs: two loader-env warnings, no error");
+		jc_hostfile_free(hf);
+		hostfile_diags_free(&d);
+	}
+
 	/* syntax errors carry line and column */
 	hostfile_parse("[\n  {\"ssh\": \"a\",\n   \"ips\": [1 2]}]", 31, "c.json", &hf, &d);
 	ok(hf == NULL && d.n == 1, "a syntax error gives no structure");

@@ -284,6 +284,87 @@ test_routes(void)
 	free(t);
 }
 
+/* One up interface with a MAC, addresses given as "A/L,A/L". */
+static void
+add_iface(struct jc_host *h, const char *name, const char *mac, const char *addrs)
+{
+	struct jc_iface *f;
+
+	h->ifaces = xreallocarray(h->ifaces, h->nifaces + 1, sizeof(*h->ifaces));
+	f = &h->ifaces[h->nifaces++];
+	memset(f, 0, sizeof(*f));
+	f->name = xstrdup(name);
+	f->mac = xstrdup(mac);
+	f->up = JC_YES;
+	f->carrier = JC_YES;
+	for (const char *a = addrs; a != NULL && *a; ) {
+		size_t l = strcspn(a, ",");
+		char *one = xstrndup(a, l), *slash = strchr(one, '/');
+
+		*slash = '\0';
+		f->inet = xreallocarray(f->inet, f->ninet + 1, sizeof(*f->inet));
+		f->prefix = xreallocarray(f->prefix, f->ninet + 1, sizeof(*f->prefix));
+		f->inet[f->ninet] = xstrdup(one);
+		f->prefix[f->ninet++] = atoi(slash + 1);
+		free(one);
+		a += l + (a[l] == ',');
+	}
+}
+
+/*
+ * A cable by MAC needs an interface that is not already a network: a host
+ * claiming the MAC this host sees on its LAN interface gets no cable
+ * there (issue 21, case 4).
+ */
+static void
+test_cable_ends(void)
+{
+	static const char *const ifs[] = { "lan0", "gw0", "ll0", "old0", "lo", "m0" };
+	struct parse_neigh nb[6];
+	struct jc_strv notes = { 0 };
+	struct jc_host h;
+	char mac[6][18], peer[6][18];
+	bool lan_note = false, gw_note = false;
+
+	memset(&h, 0, sizeof(h));
+	h.mgmt_ip = xstrdup("10.9.0.5");
+	h.mgmt_iface = xstrdup("m0");
+	for (int i = 0; i < 6; i++) {
+		snprintf(mac[i], sizeof(mac[i]), "aa:00:00:00:00:%02x", i);
+		snprintf(peer[i], sizeof(peer[i]), "bb:00:00:00:00:%02x", i);
+		nb[i] = (struct parse_neigh){ .dev = (char *)ifs[i], .lladdr = peer[i],
+		    .dst = (char *)"fe80::1", .usable = true };
+	}
+	add_iface(&h, "lan0", mac[0], "10.1.2.3/24");		/* a LAN */
+	add_iface(&h, "gw0", mac[1], NULL);			/* a gateway behind it */
+	add_iface(&h, "ll0", mac[2], "169.254.7.7/16");	/* link-local only: a cable */
+	add_iface(&h, "old0", mac[3], "192.168.0.1/30");	/* an earlier setup's /30 */
+	add_iface(&h, "lo", "00:00:00:00:00:00", "127.0.0.1/8");
+	add_iface(&h, "m0", mac[5], "10.9.0.5/24");		/* the SSH session's */
+	h.routes = xcalloc(1, sizeof(*h.routes));
+	h.routes[0] = (struct jc_route){ .dest = xstrdup("10.20.0.0"), .len = 16,
+	    .iface = xstrdup("gw0"), .via = xstrdup("10.0.0.1") };
+	h.nroutes = 1;
+	parse_linux_mac_ports(&h, nb, 6, &notes);
+	ok(port_of(&h, "lan0") != NULL && port_of(&h, "lan0")->peer_id == NULL,
+	    "an interface holding a /24: no cable, whoever claims the neighbour's MAC");
+	ok(port_of(&h, "gw0") != NULL && port_of(&h, "gw0")->peer_id == NULL,
+	    "an interface a gateway route leaves by: no cable");
+	ok(port_of(&h, "ll0") != NULL && port_of(&h, "ll0")->peer_id != NULL,
+	    "a link-local address only: still a cable");
+	ok(port_of(&h, "old0") != NULL && port_of(&h, "old0")->peer_id != NULL,
+	    "a cable's /30 (an earlier setup): still a cable");
+	ok(port_of(&h, "lo") == NULL && port_of(&h, "m0") == NULL,
+	    "loopback and the management interface: never ports");
+	for (size_t i = 0; i < notes.n; i++) {
+		lan_note = lan_note || strstr(notes.v[i], "lan0: holds 10.1.2.3/24") != NULL;
+		gw_note = gw_note || strstr(notes.v[i], "gw0: a route through a gateway") != NULL;
+	}
+	ok(lan_note && gw_note, "and notes say why");
+	strv_free(&notes);
+	jc_host_clear(&h);
+}
+
 int
 main(void)
 {
@@ -297,6 +378,7 @@ main(void)
 	test_small();
 	test_routes();
 	test_netmgr();
+	test_cable_ends();
 	free(dir);
 	return done_testing();
 }

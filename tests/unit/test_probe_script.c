@@ -180,6 +180,9 @@ test_probe_faults(void)
 	    0, 0, PROBE_FAILED, "the output of uname.txt was cut short");
 	fault_case("unknown system", &(struct ts_rule){ .out = "@TOKEN@ B uname.txt\nPlan9\n"
 	    "\n@TOKEN@ E uname.txt 0\n" }, 0, 0, PROBE_FAILED, "unsupported system: uname -s says 'Plan9'");
+	fault_case("a frame repeated", &(struct ts_rule){ .out = "@TOKEN@ B uname.txt\nDarwin\n"
+	    "\n@TOKEN@ E uname.txt 0\n@TOKEN@ B uname.txt\nLinux\n\n@TOKEN@ E uname.txt 0\n" },
+	    0, 0, PROBE_FAILED, "the probe output has two frames for uname.txt");
 	fault_case("over the cap", &(struct ts_rule){ .out = big }, 0, 1u << 20, PROBE_FAILED,
 	    "the probe printed more than 1 MiB: refused");
 	free(big);
@@ -251,6 +254,49 @@ test_coordinator(void)
 	transport_free(t);
 }
 
+/*
+ * Each host's script gets a frame token of its own (issue 21, lead of case
+ * 8): what one host prints (its name, seen by another as a cable peer's)
+ * cannot forge frames in another's output. Each script prints its token
+ * back as its uname.txt (a token is 32 characters: src/probe.c TOKEN_LEN).
+ */
+static void
+test_token_per_host(void)
+{
+	static const char *const names[] = { "t0", "t1", "t2" };
+	struct jc_transport *t = ts_new();
+	struct jc_host h[3];
+	struct jc_raw raws[3] = { { 0 } };
+	struct probe_opts o = { 0 };
+	const struct jc_raw_out *u[3];
+	bool distinct, framed = true;
+
+	memset(h, 0, sizeof(h));
+	for (size_t i = 0; i < 3; i++) {
+		h[i].name = xstrdup(names[i]);
+		ts_rule(t, &(struct ts_rule){ .host = names[i], .command = SCRIPT,
+		    .out = "@TOKEN@ B uname.txt\n@TOKEN@\n@TOKEN@ E uname.txt 0\n" });
+	}
+	o.transport = t;
+	o.command_timeout = 5;
+	probe_hosts(h, 3, &o, raws);
+	for (size_t i = 0; i < 3; i++) {
+		u[i] = raw_get(&raws[i], "uname.txt");
+		framed = framed && u[i] != NULL && u[i]->len == 32 &&
+		    strncmp(u[i]->data, "jc", 2) == 0;
+	}
+	distinct = framed && memcmp(u[0]->data, u[1]->data, 32) != 0 &&
+	    memcmp(u[0]->data, u[2]->data, 32) != 0 &&
+	    memcmp(u[1]->data, u[2]->data, 32) != 0;
+	ok(framed, "each host's frames split with the token its script read");
+	ok(distinct, "three hosts, three frame tokens");
+	for (size_t i = 0; i < 3; i++) {
+		raw_clear(&raws[i]);
+		jc_host_clear(&h[i]);
+	}
+	transport_free(t);
+}
+
 int
 main(void)
 {
@@ -260,5 +306,6 @@ main(void)
 	test_same_as_replay();
 	test_probe_faults();
 	test_coordinator();
+	test_token_per_host();
 	return done_testing();
 }
