@@ -274,8 +274,12 @@ name_hash(const char *s)
  * names are reported in the order of their first rank.
  */
 static void
-rule_duplicate_hosts(struct ctx *c)
+rule_duplicate_hosts(struct ctx *c, const char *backend)
 {
+	/* under JACCL every rank talks RDMA to its peers: two on one Mac need a
+	 * cable from that Mac to itself; the ring backend's TCP does not */
+	bool jaccl = backend != NULL && strcmp(backend, "ring") != 0 &&
+	    c->rep->backend_source != NULL && strcmp(c->rep->backend_source, "cabling") != 0;
 	size_t cap = 16, *slot, *next, *last, *count;
 
 	while (cap < 2 * c->n)
@@ -316,9 +320,15 @@ rule_duplicate_hosts(struct ctx *c)
 		r = xcalloc(count[i], sizeof(*r));
 		for (size_t j = i; j != SIZE_MAX; j = next[j])
 			r[m++] = j;
-		add(c, true, "duplicate-host", r, m,
-		    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
-		    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
+		if (jaccl)
+			add(c, false, "duplicate-host", r, m,
+			    "%s is listed %zu times (ranks %zu and %zu%s): under %s two ranks on "
+			    "one Mac would need a Thunderbolt cable from that Mac to itself",
+			    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "", backend);
+		else
+			add(c, true, "duplicate-host", r, m,
+			    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one "
+			    "machine", nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
 		free(r);
 	}
 	free(slot);
@@ -842,7 +852,7 @@ rules(struct ctx *c, const char *option, const char *backend)
 
 	if (c->n == 0)
 		return;
-	rule_duplicate_hosts(c);
+	rule_duplicate_hosts(c, backend);
 	if (c->hf->hosts[0].nips > 0 && hostfile_ip_ok(c->hf->hosts[0].ips[0]))
 		c->rep->coordinator = xasprintf("%s:%ld", c->hf->hosts[0].ips[0], c->rep->port);
 	if (backend == NULL)

@@ -505,6 +505,19 @@ test_duplicates(void)
 	    "duplicate hosts: the message names the first two ranks");
 	buf_free(&b);
 	check_report_free(r);
+	/* under jaccl and jaccl-ring: an error (a rank pair on one Mac has no cable) */
+	r = run("{\"backend\": \"jaccl\", \"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], "
+	    "\"rdma\": [null, \"rdma_en2\"]}, {\"ssh\": \"a\", \"ips\": [\"10.0.0.2\"], "
+	    "\"rdma\": [\"rdma_en3\", null]}]}", NULL, 1);
+	ok(!r->valid && item(r, false, "duplicate-host") && !item(r, true, "duplicate-host") &&
+	    strstr(r->problems[0].msg, "a is listed 2 times (ranks 0 and 1): under jaccl two ranks "
+	    "on one Mac would need a Thunderbolt cable from that Mac to itself") != NULL,
+	    "duplicate hosts under jaccl: an error that says why");
+	check_report_free(r);
+	r = run("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]}, {\"ssh\": \"a\", \"ips\": [\"10.0.0.2\"]}]",
+	    "jaccl-ring", 1);
+	ok(!r->valid && item(r, false, "duplicate-host"), "duplicate hosts under --backend jaccl-ring: an error");
+	check_report_free(r);
 }
 
 static bool
