@@ -22,7 +22,7 @@
  *   SOFTVERBS_IFACES       comma-separated interfaces that get a device
  *                          (default: all but lo and the management ones)
  *   SOFTVERBS_MGMT_IFACE   management interfaces left out (default en0,eth0)
- *   SOFTVERBS_MAX_QP       QPs per device (10; then EBUSY)
+ *   SOFTVERBS_MAX_QP       QPs per device (10; then EBUSY; 0: none at all)
  *   SOFTVERBS_MAX_MR       MRs per device (100; then ENOMEM)
  *   SOFTVERBS_MAX_SEND_WR  outstanding sends per QP (32; then ENOMEM)
  *   SOFTVERBS_MAX_RECV_WR  posted receives per QP (63; then ENOMEM)
@@ -133,7 +133,7 @@ static void
 sv_init(void)
 {
 	sv_lim.debug = env_int("SOFTVERBS_DEBUG", 0, 0, 1);
-	sv_lim.max_qp = env_int("SOFTVERBS_MAX_QP", 10, 1, 1024);
+	sv_lim.max_qp = env_int("SOFTVERBS_MAX_QP", 10, 0, 1024);
 	sv_lim.max_mr = env_int("SOFTVERBS_MAX_MR", 100, 1, 4095);
 	sv_lim.max_send_wr = env_int("SOFTVERBS_MAX_SEND_WR", 32, 1, 4096);
 	sv_lim.max_recv_wr = env_int("SOFTVERBS_MAX_RECV_WR", 63, 1, 4096);
