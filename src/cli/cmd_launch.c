@@ -178,6 +178,7 @@ cmd_launch(struct jc_opts *o)
 		jc_hostfile_free(hf);
 		free(job.seen);
 		free(job.crash_mark);
+		strv_free(&envs);
 		return cli_usage_error(o->cmd, "%s", err.msg);
 	}
 	if (cli_tr_init() != 0) {
@@ -185,6 +186,7 @@ cmd_launch(struct jc_opts *o)
 		jc_hostfile_free(hf);
 		free(job.seen);
 		free(job.crash_mark);
+		strv_free(&envs);
 		return JC_EXIT_FAIL;
 	}
 	jc_info(NULL, "Running %s on %zu host(s) with the %s backend", o->argv[0],
