@@ -696,17 +696,15 @@ badness(const struct launch_result *res)
 		return 5;
 	case LAUNCH_LOST:
 		return 4;
-	case LAUNCH_UNREACHABLE:
-	case LAUNCH_NOSTART:
-		return 3;
 	case LAUNCH_EXITED:
 		return res->status != 0 ? 2 : 0;
 	case LAUNCH_STOPPED:
 	case LAUNCH_RUNNING:
 	case LAUNCH_PENDING:
 		return 1;
+	default:	/* not reached, not started */
+		return 3;
 	}
-	return 1;
 }
 
 long
