@@ -222,7 +222,7 @@ grep -q "\"message\": \"MLX 0.32.1 to 0.32.2 has ml-explore/mlx#4443 with the ja
 ok $? "MLX #4443: the issue, every host's version and the release to install"
 run "MLX 0.32.1, jaccl hostfile" 0 "$u4" --from "$t/b" --state-dir "$sd" \
     --hostfile "$t/jaccl.json"
-run "MLX 0.32.1, no hostfile" 0 "$u3 software=warning" --from "$t/b" --state-dir "$sd"
+run "MLX 0.32.1, no hostfile" 0 "$u4 hostfile-ifaces=unknown software=warning" --from "$t/b" --state-dir "$sd"
 grep -q 'has ml-explore/mlx#4443 with the jaccl-ring backend (give --hostfile to know the backend)' "$t/out.json"
 ok $? "MLX #4443 without a hostfile: a warning that says what would tell"
 printf 'python 3.11.2\nmlx 0.32.0\n' >"$t/b/mini1/python-mlx.txt"
