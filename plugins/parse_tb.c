@@ -287,11 +287,34 @@ count_fits(const struct jc_host *hosts, size_t n, size_t i, size_t p, size_t *fj
 	return c;
 }
 
+/*
+ * A port whose own bus reports no domain UUID, cabled to a Mac that reports
+ * none either, gets an id of its own from its host's name and its
+ * receptacle (or bus), so that its peer can point at it once paired.
+ */
+static void
+name_ports(struct jc_host *hosts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t p = 0; p < hosts[i].nports; p++) {
+			struct jc_port *a = &hosts[i].ports[p];
+
+			if (a->id != NULL || !a->peer_no_id || hosts[i].name == NULL)
+				continue;
+			if (a->receptacle != NULL)
+				a->id = xasprintf("no-uuid:%s:receptacle-%s", hosts[i].name,
+				    a->receptacle);
+			else
+				a->id = xasprintf("no-uuid:%s:bus-%d", hosts[i].name, a->bus);
+		}
+}
+
 size_t
 parse_tb_infer_peers(struct jc_host *hosts, size_t n)
 {
 	size_t paired = 0;
 
+	name_ports(hosts, n);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t p = 0; p < hosts[i].nports; p++) {
 			struct jc_port *a = &hosts[i].ports[p], *b;

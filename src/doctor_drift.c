@@ -14,6 +14,7 @@
 
 #include "doctor.h"
 #include "doctor_drift.h"
+#include "doctor_known.h"
 #include "platform.h"
 
 /* The probed host named name, or -1. */
@@ -554,6 +555,7 @@ doctor_chk_software(const struct doctor_input *in, struct doctor_report *r)
 		doctor_add(r, DOCTOR_WARNING, -1, hs, nh,
 		    "install the same Python on every host (mlx.launch runs the same script "
 		    "everywhere)", "Python differs between hosts: %s", bp.data);
+	doctor_mlx_known_bugs(in, r);
 	buf_free(&bp);
 	buf_free(&bm);
 	free(py);

@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hostfile_check.h"
@@ -274,8 +276,12 @@ name_hash(const char *s)
  * names are reported in the order of their first rank.
  */
 static void
-rule_duplicate_hosts(struct ctx *c)
+rule_duplicate_hosts(struct ctx *c, const char *backend)
 {
+	/* under JACCL every rank talks RDMA to its peers: two on one Mac need a
+	 * cable from that Mac to itself; the ring backend's TCP does not */
+	bool jaccl = backend != NULL && strcmp(backend, "ring") != 0 &&
+	    c->rep->backend_source != NULL && strcmp(c->rep->backend_source, "cabling") != 0;
 	size_t cap = 16, *slot, *next, *last, *count;
 
 	while (cap < 2 * c->n)
@@ -316,9 +322,15 @@ rule_duplicate_hosts(struct ctx *c)
 		r = xcalloc(count[i], sizeof(*r));
 		for (size_t j = i; j != SIZE_MAX; j = next[j])
 			r[m++] = j;
-		add(c, true, "duplicate-host", r, m,
-		    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one machine",
-		    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
+		if (jaccl)
+			add(c, false, "duplicate-host", r, m,
+			    "%s is listed %zu times (ranks %zu and %zu%s): under %s two ranks on "
+			    "one Mac would need a Thunderbolt cable from that Mac to itself",
+			    nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "", backend);
+		else
+			add(c, true, "duplicate-host", r, m,
+			    "%s is listed %zu times (ranks %zu and %zu%s): the ranks share one "
+			    "machine", nm(c, i), m, r[0], r[1], m > 2 ? " ..." : "");
 		free(r);
 	}
 	free(slot);
@@ -574,6 +586,151 @@ rule_links(struct ctx *c, bool ring)
 	free(who);
 	free(miss);
 	free(seen);
+}
+
+/* Bytes of s as Python's json.dumps writes it (ASCII only: \uXXXX escapes). */
+static size_t
+json_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 2;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\' || *p == '\b' || *p == '\f' || *p == '\n' ||
+		    *p == '\r' || *p == '\t')
+			n += 2;
+		else if (*p < 0x20 || *p == 0x7f)
+			n += *p == 0x7f ? 1 : 6;
+		else if (*p < 0x80)
+			n++;
+		else if (*p >= 0xf0)
+			n += 12;	/* beyond U+FFFF: a surrogate pair */
+		else if (*p >= 0xc0)
+			n += 6;
+	}
+	return n;
+}
+
+/*
+ * Python's shlex.quote(s): *len its bytes, *quotes the single quotes in it
+ * (s as it is when every byte is one shlex leaves alone, else in single
+ * quotes, each ' of s written '"'"').
+ */
+static void
+shlex_len(const char *s, size_t n, size_t *len, size_t *quotes)
+{
+	size_t q = 0;
+	bool safe = n > 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!isalnum((unsigned char)s[k]) && strchr("_@%+=:,./-", s[k]) == NULL)
+			safe = false;
+		q += s[k] == '\'';
+	}
+	*len = safe ? n : 2 + n + 4 * q;
+	*quotes = safe ? 0 : 2 + 3 * q;
+}
+
+/* Add text of n bytes, quoted by shlex_len() when quote is set, to a script's size. */
+static void
+script_add(size_t *len, size_t *quotes, const char *s, size_t n, bool quote)
+{
+	size_t l = n, q = 0;
+
+	if (quote) {
+		shlex_len(s, n, &l, &q);
+	} else {
+		for (size_t k = 0; k < n; k++)
+			q += s[k] == '\'';
+	}
+	*len += l;
+	*quotes += q;
+}
+
+#define SCRIPT_ADD(len, quotes, lit) script_add(len, quotes, lit, sizeof(lit) - 1, false)
+
+/*
+ * mlx.launch hands JACCL its device matrix on each rank's command line:
+ * launch_jaccl() writes json.dumps([h.rdma for h in hosts]) into the script
+ * that RemoteProcess runs as `ssh -tt -o LogLevel=QUIET HOST SCRIPT`
+ * (/bin/bash -c on this side, the login shell -c on the far side), so every
+ * byte of the matrix is in an exec's arguments on both ends. The line of
+ * rank r is counted as make_launch_script() writes it with the shortest
+ * working directory ("/"), the hostfile's envs, the coordinator (and the
+ * ring's flag), and no command. Over macOS's ARG_MAX it cannot be started:
+ * E2BIG, "Argument list too long", on every rank.
+ */
+static void
+rule_command_line(struct ctx *c, bool ring)
+{
+	const char *ip0 = c->hf->hosts[0].nips > 0 ? c->hf->hosts[0].ips[0] : "";
+	size_t m = 2, worst = 0, wr = 0, slen = 0, sq = 0;
+	char *coord;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct jc_hf_host *h = &c->hf->hosts[i];
+		size_t row = 2;
+
+		for (size_t j = 0; j < h->nrdma; j++) {
+			const struct jc_hf_cell *x = &h->rdma[j];
+
+			row += j ? 2 : 0;
+			if (x->n == 0 && !x->is_list) {
+				row += 4;
+				continue;
+			}
+			row += x->is_list ? 2 + (x->n ? 2 * (x->n - 1) : 0) : 0;
+			for (size_t k = 0; k < x->n; k++)
+				row += json_len(x->names[k]);
+		}
+		m += (i ? 2 : 0) + row;
+	}
+	/* the script but the rank: its bytes and its single quotes */
+	SCRIPT_ADD(&slen, &sq, "stty -echo; pidfile=$(mktemp); echo $$ > $pidfile; "
+	    "printf \"%s\\n\" $pidfile; if [[ -d / ]]; then   cd /; fi; ");
+	for (size_t k = 0; k < c->hf->nenvs; k++) {
+		const char *e = c->hf->envs[k], *eq = strchr(e, '=');
+		size_t kl = eq ? (size_t)(eq - e) : strlen(e);
+
+		SCRIPT_ADD(&slen, &sq, "export ");
+		script_add(&slen, &sq, e, kl, false);
+		SCRIPT_ADD(&slen, &sq, "=");
+		if (eq != NULL)
+			script_add(&slen, &sq, eq + 1, strlen(eq + 1), true);
+		SCRIPT_ADD(&slen, &sq, "; ");
+	}
+	coord = xasprintf("%s:%ld", ip0, c->rep->port);
+	SCRIPT_ADD(&slen, &sq, "export MLX_JACCL_COORDINATOR=");
+	script_add(&slen, &sq, coord, strlen(coord), true);
+	SCRIPT_ADD(&slen, &sq, "; ");
+	free(coord);
+	if (ring)
+		SCRIPT_ADD(&slen, &sq, "export MLX_JACCL_RING=1; ");
+	SCRIPT_ADD(&slen, &sq, "fname=$(mktemp); echo ");
+	slen += m + 2;		/* the matrix in single quotes (it holds none) */
+	sq += 2;
+	SCRIPT_ADD(&slen, &sq, " >$fname; export MLX_IBV_DEVICES=$fname; export MLX_RANK=");
+	SCRIPT_ADD(&slen, &sq, "; cmd=(); exec \"${cmd[@]}\"");
+	for (size_t r = 0; r < c->n; r++) {
+		const char *ssh = c->hf->hosts[r].ssh ? c->hf->hosts[r].ssh : "";
+		size_t hl, hq, len;
+
+		shlex_len(ssh, strlen(ssh), &hl, &hq);
+		len = sizeof("ssh -tt -o LogLevel=QUIET ") - 1 + hl + 1 +
+		    2 + slen + (size_t)snprintf(NULL, 0, "%zu", r) + 4 * sq;
+		if (len > worst) {
+			worst = len;
+			wr = r;
+		}
+	}
+	c->rep->launch_line = worst;
+	c->rep->launch_rank = wr;
+	if (worst > CHECK_ARG_MAX)
+		add(c, false, "command-too-long", &wr, 1,
+		    "mlx.launch puts the device matrix (%zu bytes of JSON) on every rank's command "
+		    "line: at least %zu bytes for rank %zu, over the %d bytes an exec takes on macOS "
+		    "(ARG_MAX): no rank could start (\"Argument list too long\")", m, worst, wr,
+		    CHECK_ARG_MAX);
 }
 
 static void
@@ -842,7 +999,7 @@ rules(struct ctx *c, const char *option, const char *backend)
 
 	if (c->n == 0)
 		return;
-	rule_duplicate_hosts(c);
+	rule_duplicate_hosts(c, backend);
 	if (c->hf->hosts[0].nips > 0 && hostfile_ip_ok(c->hf->hosts[0].ips[0]))
 		c->rep->coordinator = xasprintf("%s:%ld", c->hf->hosts[0].ips[0], c->rep->port);
 	if (backend == NULL)
@@ -866,6 +1023,7 @@ rules(struct ctx *c, const char *option, const char *backend)
 	if (!c->ips0_bad)
 		rule_coordinator(c);
 	rule_rows(c);
+	rule_command_line(c, strcmp(backend, "jaccl-ring") == 0);
 	rule_links(c, strcmp(backend, "jaccl-ring") == 0);
 	if (strcmp(backend, "jaccl") == 0)
 		rule_mesh(c);
@@ -1004,6 +1162,9 @@ check_report_json(const struct check_report *r)
 	json_object_set_new(o, "hosts", json_integer((json_int_t)r->nhosts));
 	json_object_set_new(o, "mesh_links", json_integer((json_int_t)r->mesh_links));
 	json_object_set_new(o, "cabled_pairs", json_integer((json_int_t)r->cabled_pairs));
+	json_object_set_new(o, "launch_line", r->launch_line == 0 ? json_null() :
+	    json_pack("{s:I, s:I}", "bytes", (json_int_t)r->launch_line, "rank",
+	    (json_int_t)r->launch_rank));
 	json_object_set_new(o, "problems", items_json(r, r->problems, r->nproblems));
 	json_object_set_new(o, "warnings", items_json(r, r->warnings, r->nwarnings));
 	return o;

@@ -18,6 +18,7 @@
 #define CHECK_MESH_MAX 8	/* ranks of a JACCL mesh */
 #define CHECK_RING_MAX 4	/* cables per direction of a JACCL ring */
 #define CHECK_QP_MAX 10		/* queue pairs per RDMA device (Apple's driver) */
+#define CHECK_ARG_MAX 1048576	/* bytes of arguments and environment of an exec on macOS */
 #define CHECK_SAME_CODE_MAX 20	/* items kept per code; the rest are summed up */
 
 /* A problem or warning: code is static, msg owned, ranks index the hosts. */
@@ -39,6 +40,8 @@ struct check_report {
 	char **names;		/* display name of each host: ssh, or "hosts[i]" */
 	unsigned long mesh_links;	/* N(N-1)/2: cables of a full mesh */
 	size_t cabled_pairs;	/* pairs that list a device both ways */
+	size_t launch_line;	/* JACCL: bytes of the longest line mlx.launch runs, or 0 */
+	size_t launch_rank;	/* the rank whose line that is */
 	struct check_item *problems;
 	size_t nproblems;
 	struct check_item *warnings;
@@ -57,8 +60,8 @@ struct check_report *check_hostfile(const struct jc_hostfile *hf,
 
 /*
  * The report as JSON: {"valid", "backend", "backend_source", "coordinator",
- * "port", "format", "hosts", "mesh_links", "cabled_pairs", "problems",
- * "warnings"}, each item {"code", "message", "hosts", "ranks"}.
+ * "port", "format", "hosts", "mesh_links", "cabled_pairs", "launch_line"
+ * ({"bytes", "rank"} under JACCL, else null), "problems", "warnings"}, each item {"code", "message", "hosts", "ranks"}.
  * Returns a new reference.
  */
 json_t *check_report_json(const struct check_report *r);

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -121,6 +122,9 @@ utf8_valid(const unsigned char *s)
 	return true;
 }
 
+static long utf8_next(const unsigned char **p);
+static bool name_code_point(long cp);
+
 char *
 hostfile_printable(const char *s, size_t max)
 {
@@ -133,15 +137,27 @@ hostfile_printable(const char *s, size_t max)
 	utf8 = utf8_valid((const unsigned char *)s);
 	for (; *s; s++, n++) {
 		unsigned char c = (unsigned char)*s;
+		const unsigned char *p = (const unsigned char *)s;
+		long cp;
 
 		if (max && n >= max) {
 			buf_puts(&b, "...");
 			break;
 		}
-		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
+		cp = c >= 0x80 && utf8 ? utf8_next(&p) : c;
+
+		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8) || cp < 0) {
 			buf_printf(&b, "\\x%02x", c);
-		else
+		} else if (c >= 0x80) {
+			/* a control, space or bidi mark shown as its number */
+			if (name_code_point(cp))
+				buf_append(&b, s, (size_t)(p - (const unsigned char *)s));
+			else
+				buf_printf(&b, "\\u%04lx", cp);
+			s = (const char *)p - 1;
+		} else {
 			buf_append(&b, &c, 1);
+		}
 	}
 	return buf_steal(&b);
 }
@@ -196,14 +212,76 @@ hostfile_ip_ok(const char *s)
 	return s != NULL && (hosts_is_ip_literal(s) || dns_name_ok(s));
 }
 
-/* The rules of hosts_parse_target(), without building a host. */
+/*
+ * The code point of the UTF-8 sequence at *p (advanced past it), or -1 when
+ * it is not one: truncated, overlong, a surrogate or beyond U+10FFFF.
+ */
+static long
+utf8_next(const unsigned char **p)
+{
+	const unsigned char *s = *p;
+	size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	long cp = len == 4 ? s[0] & 0x07 : len == 3 ? s[0] & 0x0f : s[0] & 0x1f;
+
+	if (len == 0 || s[0] >= 0xf5)
+		return -1;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return -1;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	*p = s + len;
+	return cp;
+}
+
+/*
+ * A character beyond ASCII that may be part of a host name: not a control
+ * (U+0080..U+009F), a space, a format or bidi mark (U+2000..U+206F,
+ * U+FEFF, U+FFF0..U+FFFF, U+E0000..), nor private use.
+ */
+static bool
+name_code_point(long cp)
+{
+	return cp > 0xa0 && cp != 0x1680 && cp != 0x180e && !(cp >= 0x2000 && cp <= 0x206f) &&
+	    cp != 0x3000 && cp != 0xfeff && !(cp >= 0xe000 && cp <= 0xf8ff) &&
+	    !(cp >= 0xfff0 && cp <= 0xffff) && cp < 0xe0000;
+}
+
+/*
+ * A plain word (jc_plain_word()) in which letters beyond ASCII may appear
+ * as UTF-8 (an ssh config's Host alias "mäc1", a name in IDN): at most 255
+ * bytes, nothing a shell reads specially, no invalid UTF-8.
+ */
+static bool
+name_word_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (s == NULL || *s == '\0' || *s == '-' || strlen(s) > 255)
+		return false;
+	while (*p != '\0') {
+		if (*p < 0x80) {
+			if (!isalnum(*p) && strchr("._-+:@%", *p) == NULL)
+				return false;
+			p++;
+		} else if (!name_code_point(utf8_next(&p))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The rules of hosts_parse_target(), without building a host, and UTF-8 letters. */
 bool
 hostfile_ssh_ok(const char *s)
 {
 	const char *at, *host, *colon;
 	long port;
 
-	if (!jc_plain_word(s) || strpbrk(s, "/,=") != NULL)
+	if (!name_word_ok(s))
 		return false;
 	at = strrchr(s, '@');
 	host = at ? at + 1 : s;
@@ -431,7 +509,8 @@ read_host(struct reader *r, json_t *v, struct jc_hf_host *h, long host, const ch
 
 					add_diag(r, false, "bad-name", HF_PART_SSH, host,
 					    "%s.ssh: '%s' is not a plain host name "
-					    "([user@]host[:port] of letters, digits and . - _)",
+					    "([user@]host[:port] of letters, digits and . - _, "
+					    "in UTF-8)",
 					    path, d);
 					free(d);
 				}

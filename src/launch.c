@@ -839,14 +839,61 @@ failure(struct launch *l, struct jc_err *err)
 		break;
 	default:
 		if (l->first_failed >= 0) {
+			long w = launch_worst_rank(l);
+			char *worse = NULL;
+
 			why = launch_result_text(&l->ranks[l->first_failed].res);
-			jc_fail(err, -1, "rank %ld (%s) %s", l->first_failed,
-			    launch_host(l, (size_t)l->first_failed), why);
+			if (w >= 0 && w != l->first_failed) {
+				char *t = launch_result_text(&l->ranks[w].res);
+
+				worse = xasprintf("; the worst end: rank %ld (%s) %s", w,
+				    launch_host(l, (size_t)w), t);
+				free(t);
+			}
+			jc_fail(err, -1, "rank %ld (%s) %s%s", l->first_failed,
+			    launch_host(l, (size_t)l->first_failed), why, worse ? worse : "");
 			free(why);
+			free(worse);
 		} else {
 			jc_fail(err, -1, "a rank failed");
 		}
 	}
+}
+
+static int
+badness(const struct launch_result *res)
+{
+	switch (res->state) {
+	case LAUNCH_KILLED:
+		return 5;
+	case LAUNCH_LOST:
+		return 4;
+	case LAUNCH_EXITED:
+		return res->status != 0 ? 2 : 0;
+	case LAUNCH_STOPPED:
+	case LAUNCH_RUNNING:
+	case LAUNCH_PENDING:
+		return 1;
+	default:	/* not reached, not started */
+		return 3;
+	}
+}
+
+long
+launch_worst_rank(const struct launch *l)
+{
+	long worst = -1;
+	int wb = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		int b = badness(&l->ranks[i].res);
+
+		if (b > wb) {
+			wb = b;
+			worst = (long)i;
+		}
+	}
+	return worst;
 }
 
 int

@@ -209,6 +209,15 @@ enum launch_stop launch_stop_reason(const struct launch *l, long *first_failed);
  */
 void launch_write(struct launch *l, size_t r, const void *data, size_t len);
 
+/*
+ * The rank whose end was the worst, or -1 when every rank exited 0: a
+ * signal first, then a lost connection, a host not reached or a command
+ * not started, then an exit with a non-zero status, then a rank stopped
+ * by the launcher; the lowest rank among equals. mlx.launch can print
+ * exit 0 while a rank died (MLX #4319): the job's status is this rank's.
+ */
+long launch_worst_rank(const struct launch *l);
+
 /* Describe a result in words ("exited with code 3", "killed by SIGTERM"...); new string. */
 char *launch_result_text(const struct launch_result *res);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "jaccl_failure.h"
 #include "verify_mlx.h"
 
 #define MLX_TAIL 4		/* last lines of standard error kept per rank */
@@ -218,6 +219,8 @@ struct mrank {
 	bool done;
 	char *tail[MLX_TAIL];
 	size_t ntail;
+	const struct jaccl_failure *jf;	/* JACCL's failure its output named */
+	bool crash_mark;		/* its output named tbt_post_recv */
 };
 
 struct mrun {
@@ -252,6 +255,7 @@ line_cb(void *arg, size_t rank, int fd, const char *data, size_t len)
 	bool ours = false;
 
 	pthread_mutex_lock(&M->mu);
+	r->jf = jaccl_failure_better(r->jf, jaccl_failure_line(data, len, &r->crash_mark));
 	if (fd == 1 && verify_mlx_parse(data, len, &o) == 0) {
 		ours = true;
 		const char *kind = json_string_value(json_object_get(o, "kind"));
@@ -350,8 +354,16 @@ rank_failure(struct mrun *M, size_t k)
 	char *txt = launch_result_text(res), *h = host_of(launch_host(M->l, k)), *s;
 	struct mrank *r = &M->r[k];
 
-	s = xasprintf("rank %zu (%s) %s%s%s", k, h, txt, r->ntail ? ": " : "",
-	    r->ntail ? r->tail[r->ntail - 1] : "");
+	const struct jaccl_failure *f = r->jf;
+	char *known = NULL;
+
+	if (res->state == LAUNCH_KILLED && jaccl_failure_signal(res->signal, r->crash_mark))
+		f = jaccl_failure_signal(res->signal, r->crash_mark);
+	if (f != NULL)
+		known = xasprintf(" (JACCL: %s: %s; fix: %s)", f->what, f->cause, f->fix);
+	s = xasprintf("rank %zu (%s) %s%s%s%s", k, h, txt, r->ntail ? ": " : "",
+	    r->ntail ? r->tail[r->ntail - 1] : "", known ? known : "");
+	free(known);
 	free(txt);
 	free(h);
 	return s;

@@ -103,6 +103,15 @@ struct tr_opts cli_tr_opts(const struct jc_opts *o);
  */
 const char *cli_remote_bin(const struct jc_opts *o);
 
+/*
+ * The --env entries of o after the variables this process passes through
+ * to every rank: JACCL_PROGRESS_TIMEOUT_S and MLX_JACCL_PROGRESS_TIMEOUT_S
+ * (JACCL's bound, in seconds, on waiting for a peer's progress; 0 is off)
+ * when set here to a whole number (else warned about and left out), so
+ * that --env still wins. Fills out (release with strv_free()).
+ */
+void cli_rank_envs(const struct jc_opts *o, struct jc_strv *out);
+
 /* The options of the setup and of restore, with event as its printer. */
 struct apply_opts;
 struct apply_event;

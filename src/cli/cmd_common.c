@@ -129,6 +129,30 @@ cli_hosts_errors(const struct cli_hosts *h)
 	return rc;
 }
 
+void
+cli_rank_envs(const struct jc_opts *o, struct jc_strv *out)
+{
+	static const char *const pass[] = { "JACCL_PROGRESS_TIMEOUT_S",
+		"MLX_JACCL_PROGRESS_TIMEOUT_S" };
+	long v;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < JC_ARRAY_LEN(pass); k++) {
+		const char *val = getenv(pass[k]);
+
+		if (val == NULL)
+			continue;
+		if (!jc_parse_int(val, 0, 1L << 30, &v)) {
+			jc_warn(NULL, "%s='%.40s' is not a whole number of seconds: not passed to "
+			    "the ranks", pass[k], val);
+			continue;
+		}
+		strv_push_owned(out, xasprintf("%s=%ld", pass[k], v));
+	}
+	for (size_t k = 0; k < o->envs.n; k++)
+		strv_push(out, o->envs.v[k]);
+}
+
 struct tr_opts
 cli_tr_opts(const struct jc_opts *o)
 {

@@ -80,6 +80,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	static const struct hostfile_diags none;
 	struct check_report *cr = NULL;
 	struct verify_opts vo;
+	struct jc_strv envs = { 0 };
 	struct jc_err err = { 0 };
 	json_t *rep = NULL;
 	const char *backend;
@@ -112,8 +113,9 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 	vo.min_bw = o->min_bw;
 	vo.timeout = o->timeout;
 	vo.starting_port = o->starting_port;
-	vo.envs = o->envs.v;
-	vo.nenvs = o->envs.n;
+	cli_rank_envs(o, &envs);
+	vo.envs = envs.v;
+	vo.nenvs = envs.n;
 	vo.verbose = o->verbose > 0;
 	vo.interrupted = &cli_interrupted;
 	vo.line = line_cb;
@@ -158,6 +160,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 out:
 	json_decref(rep);
 	check_report_free(cr);
+	strv_free(&envs);
 	return rc;
 }
 

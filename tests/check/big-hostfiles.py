@@ -30,3 +30,19 @@ if "many-hosts" in names:
     with open(t + "/many-hosts.json", "w") as f:
         f.write('{"backend": "jaccl", "hosts": [%s]}\n'
                 % ",".join('{"ssh": "h%d"}' % i for i in range(200000)))
+# jaccl-ring-N.json: a JACCL ring of N hosts, one cable to each neighbour
+# (rdma_en2 to the right, rdma_en3 to the left): mlx.launch puts its matrix
+# of N * N cells on every rank's command line
+for name in names:
+    if not name.startswith("jaccl-ring-"):
+        continue
+    n = int(name[len("jaccl-ring-"):])
+    hosts = []
+    for i in range(n):
+        row = ["null"] * n
+        row[(i + 1) % n] = '"rdma_en2"'
+        row[(i - 1) % n] = '"rdma_en3"'
+        hosts.append('{"ssh": "m%d", "ips": ["10.1.%d.%d"], "rdma": [%s]}'
+                     % (i, i >> 8, i & 255, ", ".join(row)))
+    with open("%s/%s.json" % (t, name), "w") as f:
+        f.write('{"backend": "jaccl-ring", "hosts": [\n%s]}\n' % ",\n".join(hosts))

@@ -109,8 +109,14 @@ ln -s "$t/nowhere.json" "$t/dangling.json"
 run "10 MB ring hostfile is valid" "0 ring - -" "$t/big-ring.json"
 big_ring=$n
 run "10 MB matrix: one device for every peer, too many ranks, too many queue pairs" \
-	"1 jaccl device-two-peers,mesh-too-large,qp-budget -" "$t/big-mesh.json"
+	"1 jaccl command-too-long,device-two-peers,mesh-too-large,qp-budget -" "$t/big-mesh.json"
 big_mesh=$n
+# JACCL rings of 416 and 417 hosts: mlx.launch's command line for the
+# longest rank is 1044488 and 1049500 bytes, under and over macOS's 1 MiB
+python3 "$dir/big-hostfiles.py" "$t" jaccl-ring-416 jaccl-ring-417
+run "a JACCL ring of 416 hosts: its command line fits" "0 jaccl-ring - -" "$t/jaccl-ring-416.json"
+run "a JACCL ring of 417 hosts: over ARG_MAX" "1 jaccl-ring command-too-long -" "$t/jaccl-ring-417.json"
+ring417=$n
 run "200000 hosts without rdma lists" "1 jaccl mesh-too-large,rank0-no-ip,rdma-length -" "$t/many-hosts.json"
 run "a file over 16 MiB is refused" "1 null too-large -" "$t/huge.json"
 run "a directory is not a hostfile" "1 null not-a-file -" "$t"
@@ -136,6 +142,43 @@ while IFS='	' read -r out status want label; do
 	is "$(sed -n "${k}p" "$t/summaries")" "$want" "$label"
 done <"$t/runs"
 [ "$(id -u)" -eq 0 ] && skip "a file without read permission: root reads it anyway"
+
+# the longest command line, as mlx.launch itself would write it: its
+# launch_jaccl and RemoteProcess run on each file with the process start
+# captured, from "/" (the shortest working directory), without a command;
+# the bytes and the rank against check's launch_line
+if [ -z "$peer" ]; then
+	skip "MLX's mlx.launch (shared/peers/mlx) not found: the command lines are not compared"
+else
+	# (the 417-host ring only: each ring costs mlx.launch's code 417 lines of 1 MB)
+	for f in "$t/out.$ring417.json $t/jaccl-ring-417.json" \
+	    "$t/launch-line.json $dir/hostfiles/launch-line.json"; do
+		set -- $f
+		[ -f "$1" ] || "$JACCL_CONFIG" check --json "$2" >"$1" 2>/dev/null
+		got=$(python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["launch_line"]; print(l["bytes"], l["rank"])' "$1")
+		want=$(cd / && python3 - "$peer" "$2" <<'PY'
+import argparse, sys, types
+sys.path.insert(0, sys.argv[1] + "/python")
+from mlx._distributed_utils import launch as L
+from mlx._distributed_utils.common import Hostfile
+lines = []
+def io(cls, arguments, verbose):
+    L.Popen = lambda cmd, **kw: lines.append(cmd.encode()) or types.SimpleNamespace()
+    for a, kw in arguments:
+        cls(*a, **kw)
+L._launch_with_io = io
+hf = Hostfile.from_file(sys.argv[2])
+L.launch_jaccl(None, hf.hosts, argparse.Namespace(env=list(hf.envs), cwd=None,
+    starting_port=32323, backend=hf.backend, python=None, verbose=False), [])
+w = max(range(len(lines)), key=lambda r: len(lines[r]))
+print(len(lines[w]), w)
+PY
+)
+		is "$got" "$want" "$(basename "$2"): the longest command line (bytes, rank) is mlx.launch's"
+	done
+	grep -q '"at least 1049500 bytes for rank 100, over the 1048576 bytes\|at least 1049500 bytes for rank 100, over the 1048576 bytes' "$t/out.$ring417.json"
+	ok $? "jaccl-ring-417.json: the message names the bytes, the rank and the limit"
+fi
 
 # every code seen is documented in the man page
 for c in $(awk '{ print $3; print $4 }' "$t/summaries" | tr ',' '\n' | sort -u); do

@@ -209,6 +209,35 @@ grep -q 'Python differs between hosts: mini1 3.11.2, mini2 3.11.2, mini3 3.12.4'
 ok $? "Python: every host's version"
 printf 'python 3.7.1\nmlx ?\n' >"$t/b/mini3/python-mlx.txt"
 run "MLX version unreadable" 0 "$u3 firewall=warning" --from "$t/b" --state-dir "$sd"
+# the known MLX bugs (data/mlx-bugs.json): MLX #4443 on 0.32.1 and 0.32.2
+# with a jaccl-ring hostfile is an error naming the issue and the release
+# to install; with a jaccl hostfile nothing; without a hostfile a warning;
+# 0.32.0 and 0.32.4 not named (the versions differing is its own error)
+rm -rf "$t/b" && cp -r "$dir/bundles/sw-same" "$t/b"
+for h in mini1 mini2 mini3; do printf 'python 3.11.2\nmlx 0.32.1\n' >"$t/b/$h/python-mlx.txt"; done
+for be in jaccl-ring jaccl; do
+	"$JACCL_CONFIG" --from "$dir/bundles/sw-same" --backend $be --output-hostfile "$t/$be.json" \
+	    </dev/null >/dev/null 2>&1
+	ok $? "a $be hostfile of the bundle"
+done
+u4="coordinator=unknown expected-cabling=unknown"
+run "MLX 0.32.1, jaccl-ring hostfile" 8 "$u4 software=error" --from "$t/b" \
+    --state-dir "$sd" --hostfile "$t/jaccl-ring.json"
+grep -q "\"message\": \"MLX 0.32.1 to 0.32.2 has ml-explore/mlx#4443 with the jaccl-ring backend, which this cluster uses: all_gather sends the lower half of every rank's block in both directions: the upper half never arrives, the results are wrong and no error is raised (here: mini1 0.32.1, mini2 0.32.1, mini3 0.32.1; fixed in 0.32.4)\"" "$t/out.json" &&
+    grep -q '"remedy": "python3 -m pip install mlx==0.32.4 (on mini1, mini2, mini3)"' "$t/out.json"
+ok $? "MLX #4443: the issue, every host's version and the release to install"
+run "MLX 0.32.1, jaccl hostfile" 0 "$u4" --from "$t/b" --state-dir "$sd" \
+    --hostfile "$t/jaccl.json"
+run "MLX 0.32.1, no hostfile" 0 "$u4 hostfile-ifaces=unknown software=warning" --from "$t/b" --state-dir "$sd"
+grep -q 'has ml-explore/mlx#4443 with the jaccl-ring backend (give --hostfile to know the backend)' "$t/out.json"
+ok $? "MLX #4443 without a hostfile: a warning that says what would tell"
+printf 'python 3.11.2\nmlx 0.32.0\n' >"$t/b/mini1/python-mlx.txt"
+printf 'python 3.11.2\nmlx 0.32.4\n' >"$t/b/mini2/python-mlx.txt"
+printf 'python 3.11.2\nmlx 0.32.2\n' >"$t/b/mini3/python-mlx.txt"
+run "MLX 0.32.0/0.32.4/0.32.2, jaccl-ring hostfile" 8 "$u4 software=error" --from "$t/b" \
+    --state-dir "$sd" --hostfile "$t/jaccl-ring.json"
+grep -q '(here: mini3 0.32.2; fixed in 0.32.4)' "$t/out.json" && grep -q '(on mini3)' "$t/out.json"
+ok $? "MLX #4443: only the host on an affected version"
 mkdir -p "$t/ip" && cp -r "$sd"/* "$t/ip"/
 sed -i 's/"status": "applied"/"status": "in-progress"/' "$t/ip/last-setup.json"
 run "setup did not finish" 0 "$u3 drift=warning" --from "$dir/bundles/sw-same" --state-dir "$t/ip"

@@ -98,6 +98,27 @@ PY
 	r=$good
 	ok $r "cable down: allreduce_bench fails at the cable's ends only ($failed), on the devices verify named ($devs)"
 	[ $r = 0 ] || { diag "launch exit $st"; show "$t/bench.out"; show "$t/bench.err" 20; }
+	# launch reads JACCL's message: each of those ranks named, port down
+	good=0
+	for f in $failed; do
+		grep -q "^jaccl-config: [a-z0-9-]*: error: rank $f: ibv_alloc_pd returned NULL: the device's port is down (PORT_DOWN)" "$t/bench.err" || good=1
+	done
+	[ -n "$failed" ] || good=1
+	ok $good "cable down: launch names each failed rank's ibv_alloc_pd NULL as a port down, with the fix"
+	[ $good = 0 ] || show "$t/bench.err" 20
+}
+
+# qp_busy: softverbs gives no queue pair (as Apple's driver past its 10th):
+# JACCL's own message on every rank, named by launch as the final EBUSY
+qp_busy() {
+	local n good=0
+	JENV="--env LD_LIBRARY_PATH=$t/lib --env SOFTVERBS_MAX_QP=0" run_bench
+	st=$?
+	n=$(grep -cE "^\[[0-9]\] .*\[jaccl\] Creating the queue pair failed with 'Device or resource busy \(16\)'\." "$t/bench.err")
+	grep -q "^jaccl-config: [a-z0-9-]*: error: rank [0-3]: ibv_create_qp errno 16 (EBUSY): the device has no queue pair left: Apple's driver gives at most 10 per device and the next one fails every time (never transient: a retry does not help); fix: fewer queue pairs per device" "$t/bench.err" || good=1
+	[ "$st" != 0 ] && [ "$n" -ge 1 ] || good=1
+	ok $good "no queue pair left: JACCL says errno 16 ($n ranks), launch names the EBUSY limit and its fix (exit $st)"
+	[ $good = 0 ] || show "$t/bench.err" 20
 }
 
 for case in "studio-mesh4 jaccl 1" "mini-ring4 jaccl-ring 1" "studio-mesh4-2cables jaccl-ring 2"; do
@@ -135,6 +156,7 @@ PY
 	r=$?
 	ok $r "$topo ($backend): launch -- jaccl_allreduce_bench -c passes on every rank"
 	[ $r = 0 ] || { diag "launch exit $st"; show "$t/bench.out"; show "$t/bench.err"; }
+	[ "$topo" = studio-mesh4 ] && qp_busy
 	[ "$topo" = studio-mesh4 ] && cable_down
 	sim_down
 done

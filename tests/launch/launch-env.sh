@@ -131,10 +131,41 @@ killer=$!
 jc launch --hostfile "$t/ring.json" -F "$CFG" -- sleep 301 >"$t/out" 2>"$t/err"
 st=$?
 wait "$killer"
-is "$st" 1 "a rank killed on its host: exit 1"
+is "$st" 137 "a rank killed on its host (SIGKILL): exit 128 + 9"
 grep -q 'lx2: warning: Node with rank 1 was killed (SIGKILL)' "$t/err"
 okd $? "a rank killed on its host: named" "$t/err"
 is "$(lv_leftovers 'sleep 301')" "" "a rank killed on its host: the others were stopped"
+
+# a rank ended by SIGSEGV: the job's status is 128 + 11 (the others were
+# stopped, never a 0); under jaccl, with tbt_post_recv in its output, it is
+# named as the known crash of Apple's driver; under ring nothing is guessed
+segv='if [ "$MLX_RANK" = 1 ]; then echo "frame #0: libthunderboltrdma.dylib\`tbt_post_recv + 92" >&2; kill -SEGV $$; fi; exec sleep 305'
+jc launch --hostfile "$t/jaccl.json" -F "$CFG" -- sh -c "$segv" >"$t/out" 2>"$t/err"
+st=$?
+is "$st" 139 "jaccl, a rank killed by SIGSEGV: exit 128 + 11"
+grep -q "^jaccl-config: error: rank 1 (lx2) was killed by SIGSEGV" "$t/err" &&
+    grep -q "^jaccl-config: lx2: error: rank 1: SIGSEGV in tbt_post_recv: the known crash of Apple's Thunderbolt RDMA driver (libthunderboltrdma's tbt_post_recv, MLX #4192, #4319).*; fix: check the cables (jaccl-config watch), then run the job again$" "$t/err"
+okd $? "jaccl, SIGSEGV in tbt_post_recv: the rank, the signal and the known crash named" "$t/err"
+is "$(lv_leftovers 'sleep 305')" "" "jaccl, SIGSEGV: the other ranks were stopped"
+jc launch --hostfile "$t/ring.json" -F "$CFG" -- sh -c "$segv" >"$t/out" 2>"$t/err"
+st=$?
+is "$st" 139 "ring, a rank killed by SIGSEGV: exit 139"
+! grep -q 'known crash' "$t/err"
+okd $? "ring, SIGSEGV: no JACCL crash guessed" "$t/err"
+
+# JACCL_PROGRESS_TIMEOUT_S and MLX_JACCL_PROGRESS_TIMEOUT_S pass through to
+# every rank when whole numbers (a bad one is warned about), --env wins
+pt='echo "pt $MLX_RANK ${JACCL_PROGRESS_TIMEOUT_S:-unset} ${MLX_JACCL_PROGRESS_TIMEOUT_S:-unset}"'
+JACCL_PROGRESS_TIMEOUT_S=42 MLX_JACCL_PROGRESS_TIMEOUT_S=soon \
+    jc launch --hostfile "$t/jaccl.json" -F "$CFG" -- sh -c "$pt" >"$t/out" 2>"$t/err"
+is "$?:$(sort "$t/out" | tr '\n' ' ')" "0:[0] pt 0 42 unset [1] pt 1 42 unset [2] pt 2 42 unset [3] pt 3 42 unset " \
+    "JACCL_PROGRESS_TIMEOUT_S=42 reaches every rank, a bad MLX_ one none"
+grep -q "warning: MLX_JACCL_PROGRESS_TIMEOUT_S='soon' is not a whole number of seconds: not passed to the ranks" "$t/err"
+okd $? "the bad value is warned about" "$t/err"
+MLX_JACCL_PROGRESS_TIMEOUT_S=0 JACCL_PROGRESS_TIMEOUT_S=42 \
+    jc launch --hostfile "$t/jaccl.json" -F "$CFG" --env JACCL_PROGRESS_TIMEOUT_S=7 -- sh -c "$pt" >"$t/out" 2>"$t/err"
+is "$?:$(sort "$t/out" | tr '\n' ' ')" "0:[0] pt 0 7 0 [1] pt 1 7 0 [2] pt 2 7 0 [3] pt 3 7 0 " \
+    "--env JACCL_PROGRESS_TIMEOUT_S=7 wins over the passed value; 0 (off) passes"
 
 # an interrupt stops every rank
 "$JACCL_CONFIG" launch --hostfile "$t/ring.json" -F "$CFG" -- sleep 302 >"$t/out" 2>"$t/err" &

@@ -341,6 +341,35 @@ for h in m["hosts"]:
     assert "mlx: %s has no Python to run MLX (%s)" % (h["host"], h["why"]) in r["failures"], r["failures"]
 PY
 okd $? "--mlx, no Python on PATH nor in Homebrew's place: each host named with the places tried" "$t/out"
+# a rank of the MLX program dies of JACCL's message for a port that is down
+# (a stand-in program, JACCL_CONFIG_MLX_PROGRAM): its failure line carries
+# the cause and the fix
+cat >"$t/jfail.sh" <<'SH'
+#!/bin/sh
+if [ "$1" = check ]; then
+	echo "jaccl-verify-mlx check python=/usr/bin/python3 python_version=3.11.2 mlx=0.32.4"
+	exit 0
+fi
+if [ "$MLX_RANK" = 1 ]; then
+	echo "libc++abi: terminating due to uncaught exception of type std::runtime_error: [jaccl] Couldn't allocate protection domain" >&2
+	exit 1
+fi
+exec sleep 306
+SH
+chmod +x "$t/jfail.sh"
+JACCL_CONFIG_MLX_PROGRAM=$t/jfail.sh jv --hostfile "$t/m2.json" $SMALL --mlx --json >"$t/out" 2>"$t/err"
+isd "$?" 7 "--mlx, a rank dies of JACCL's PD message: exit 7" "$t/err"
+python3 - "$t/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = [x for x in r["mlx"]["failures"] if "rank 1 (lx2) exited with code 1" in x]
+assert len(f) == 1, r["mlx"]["failures"]
+assert f[0].endswith("[jaccl] Couldn't allocate protection domain (JACCL: ibv_alloc_pd returned NULL: "
+    "the device's port is down (PORT_DOWN): its cable is unplugged, runs at a rate without RDMA, or the "
+    "Mac at its other end has RDMA disabled; fix: jaccl-config doctor --hostfile HOSTFILE (port-state, "
+    "rdma-enabled))"), f[0]
+PY
+okd $? "--mlx, JACCL's PD failure: the rank's line names the port down and the fix" "$t/out"
 no_leftovers "--mlx"
 fi
 

@@ -4,8 +4,10 @@
  * resolves with dlsym (device list, contexts, PDs, CQs, QPs, MRs) and the
  * post_send/post_recv/poll_cq operations that <infiniband/verbs.h> inlines
  * call through ibv_context.ops. It behaves like Apple's Thunderbolt RDMA:
- * UC queue pairs only, at most 32 outstanding sends and 63 posted receives
- * per QP, 10 QPs and about 100 MRs per device, MTU 1024. A message is sent
+ * UC queue pairs only, queues that report 64 sends and 128 receives but take
+ * at most 63 of each in flight, a SEND that must span as many 4 KiB frames
+ * as the RECV it lands in (else it is lost, said on stderr), 10 QPs and
+ * about 100 MRs per device, MTU 1024. A message is sent
  * as UDP datagrams (32-byte header + up to one MTU of payload) from the QP's
  * socket, which is bound to the interface; the QP number is the socket's
  * UDP port, so the peer's address comes from the destination GID
@@ -22,10 +24,13 @@
  *   SOFTVERBS_IFACES       comma-separated interfaces that get a device
  *                          (default: all but lo and the management ones)
  *   SOFTVERBS_MGMT_IFACE   management interfaces left out (default en0,eth0)
- *   SOFTVERBS_MAX_QP       QPs per device (10; then EBUSY)
+ *   SOFTVERBS_MAX_QP       QPs per device (10; then EBUSY; 0: none at all)
  *   SOFTVERBS_MAX_MR       MRs per device (100; then ENOMEM)
- *   SOFTVERBS_MAX_SEND_WR  outstanding sends per QP (32; then ENOMEM)
- *   SOFTVERBS_MAX_RECV_WR  posted receives per QP (63; then ENOMEM)
+ *   SOFTVERBS_MAX_SEND_WR  send queue size a QP reports and accepts (64); at
+ *                          most 63 sends outstanding whatever it is, the next
+ *                          post fails ENOMEM
+ *   SOFTVERBS_MAX_RECV_WR  receive queue size reported and accepted (128); at
+ *                          most 63 receives posted, the next fails ENOMEM
  *   SOFTVERBS_MTU          port MTU in bytes (1024)
  *   SOFTVERBS_ALLOW_RC     1: accept RC QPs (they behave like UC)
  *   SOFTVERBS_PD_NEEDS_LINK 0: allow ibv_alloc_pd on a port that is down
@@ -133,10 +138,10 @@ static void
 sv_init(void)
 {
 	sv_lim.debug = env_int("SOFTVERBS_DEBUG", 0, 0, 1);
-	sv_lim.max_qp = env_int("SOFTVERBS_MAX_QP", 10, 1, 1024);
+	sv_lim.max_qp = env_int("SOFTVERBS_MAX_QP", 10, 0, 1024);
 	sv_lim.max_mr = env_int("SOFTVERBS_MAX_MR", 100, 1, 4095);
-	sv_lim.max_send_wr = env_int("SOFTVERBS_MAX_SEND_WR", 32, 1, 4096);
-	sv_lim.max_recv_wr = env_int("SOFTVERBS_MAX_RECV_WR", 63, 1, 4096);
+	sv_lim.max_send_wr = env_int("SOFTVERBS_MAX_SEND_WR", 64, 1, 4096);
+	sv_lim.max_recv_wr = env_int("SOFTVERBS_MAX_RECV_WR", 128, 1, 4096);
 	sv_lim.mtu = env_int("SOFTVERBS_MTU", 1024, 256, 4096);
 	sv_lim.allow_rc = env_int("SOFTVERBS_ALLOW_RC", 0, 0, 1);
 	sv_lim.yield = env_int("SOFTVERBS_YIELD", 1, 0, 1);
@@ -1406,7 +1411,7 @@ post_send(struct sv_qp *qp, struct ibv_send_wr *wr)
 	    wr->num_sge < 0 || wr->num_sge > qp->max_sge ||
 	    (wr->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
-	if (qp->sq_used >= qp->max_send_wr) {
+	if (qp->sq_used >= qp->max_send_wr || qp->sq_used >= SV_IN_FLIGHT) {
 		sv_debug("QP %u: send queue full (%d)", qp->qp.qp_num,
 		    qp->sq_used);
 		return ENOMEM;
@@ -1476,7 +1481,7 @@ post_recv(struct sv_qp *qp, struct ibv_recv_wr *wr)
 	if (qp->state == IBV_QPS_RESET || wr->num_sge < 0 ||
 	    wr->num_sge > qp->max_sge)
 		return EINVAL;
-	if (qp->rq_count >= qp->max_recv_wr) {
+	if (qp->rq_count >= qp->max_recv_wr || qp->rq_count >= SV_IN_FLIGHT) {
 		sv_debug("QP %u: receive queue full (%d)", qp->qp.qp_num,
 		    qp->rq_count);
 		return ENOMEM;
@@ -1602,6 +1607,19 @@ fragment(struct sv_qp *qp, const struct sv_hdr *h, const unsigned char *p,
 			    msn, len, (unsigned long long)r->total);
 			qp->in_drop = 1;
 			/* the receive is still there: its credit goes back */
+			qp->rq_returned++;
+			qp->credit_due = 1;
+		} else if (sv_frames(len) != sv_frames(r->total)) {
+			/* Apple's link moves 4 KiB frames: a SEND fills as many
+			 * as the RECV it lands in spans, or it is lost */
+			fprintf(stderr, "softverbs: %s: QP %u: message %u of %u bytes "
+			    "(%llu frames of %d bytes) into a receive of %llu bytes "
+			    "(%llu frames): the frames differ, message lost\n",
+			    dev_of(qp->qp.context)->dev.name, qp->qp.qp_num, msn, len,
+			    (unsigned long long)sv_frames(len), SV_FRAME,
+			    (unsigned long long)r->total,
+			    (unsigned long long)sv_frames(r->total));
+			qp->in_drop = 1;
 			qp->rq_returned++;
 			qp->credit_due = 1;
 		} else {

@@ -38,8 +38,10 @@
  * asks for the total (at most every millisecond), which covers a credit
  * that was lost or arrived before this QP was RTR. A message the receiver
  * drops with its receive still posted (longer than the buffer, datagrams
- * missing) gives its credit back. Every limit stays: 32 outstanding sends
- * (queued ones count), 63 posted receives, 10 QPs, 100 MRs, MTU 1024.
+ * missing, or spanning another number of 4 KiB frames than the receive)
+ * gives its credit back. Every limit stays: the queues report 64 sends and
+ * 128 receives, as Apple's do, but take 63 of each at once (queued sends
+ * count), 10 QPs, 100 MRs, MTU 1024.
  * A cable that is down takes sends and loses them without spending
  * credits (nothing reached the far end). Datagrams lost on a working cable
  * are a broken cable (Apple's link does not lose data): the receiver sees
@@ -58,6 +60,11 @@
 #define SV_API		__attribute__((visibility("default")))
 
 #define SV_MAX_SGE	4	/* scatter/gather entries per work request */
+#define SV_IN_FLIGHT	63	/* sends, and receives, a QP takes at once (Apple) */
+#define SV_FRAME	4096	/* bytes of a Thunderbolt frame */
+
+/* Frames a message of n bytes spans (an empty one still takes one). */
+#define sv_frames(n)	((n) == 0 ? (uint64_t)1 : ((uint64_t)(n) + SV_FRAME - 1) / SV_FRAME)
 #define SV_GID_TBL_LEN	4
 #define SV_BATCH	64	/* datagrams per sendmmsg/recvmmsg call */
 #define SV_HDR_LEN	32

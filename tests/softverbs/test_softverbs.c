@@ -2,7 +2,7 @@
 /*
  * Unit tests of the softverbs library, loaded with dlopen as the runtime
  * loads a verbs library: device list and environment, port and GID table,
- * Apple's limits (UC only, 10 QPs, 100 MRs, 32 sends, 63 receives), QP
+ * Apple's limits (UC only, 10 QPs, 100 MRs, 63 of 64 sends, 63 of 128 receives), QP
  * state transitions, and the data path between two QPs over the loopback
  * interface, including sends held until the far end has a receive and
  * the drop of a message longer than the receive. With the argument "limits", the
@@ -330,8 +330,10 @@ test_limits(void)
 	    "RC queue pair refused with EOPNOTSUPP (Apple's errno 102)");
 	qp = make_qp(p1, q1, IBV_QPT_UD, 32, 32);
 	ok(qp == NULL, "UD queue pair refused");
-	qp = make_qp(p1, q1, IBV_QPT_UC, 33, 32);
-	ok(qp == NULL && errno == EINVAL, "max_send_wr 33 refused");
+	qp = make_qp(p1, q1, IBV_QPT_UC, 65, 32);
+	ok(qp == NULL && errno == EINVAL, "max_send_wr 65 refused");
+	qp = make_qp(p1, q1, IBV_QPT_UC, 32, 129);
+	ok(qp == NULL && errno == EINVAL, "max_recv_wr 129 refused");
 	memset(&a, 0, sizeof(a));
 	a.send_cq = a.recv_cq = q1;
 	a.qp_type = IBV_QPT_UC;
@@ -339,8 +341,8 @@ test_limits(void)
 	a.cap.max_recv_wr = 32;
 	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
 	qp = sv.create_qp(p1, &a);
-	ok(qp != NULL && a.cap.max_send_wr == 32 && a.cap.max_recv_wr == 63,
-	    "UC queue pair, caps reported 32 send / 63 receive");
+	ok(qp != NULL && a.cap.max_send_wr == 64 && a.cap.max_recv_wr == 128,
+	    "UC queue pair, caps reported 64 send / 128 receive (as Apple's)");
 	ok(qp != NULL && qp->qp_num > 0 && qp->qp_num < (1u << 24),
 	    "QP number is a 24-bit number");
 	if (qp != NULL)
@@ -502,7 +504,8 @@ test_data(void)
 
 		fill(a.buf, len, (unsigned)i);
 		memset(b.buf, 0, len);
-		good = post_recv(&b, 0, big, 100 + i) == 0 &&
+		/* the receive spans the send's 4 KiB frames, as Apple's needs */
+		good = post_recv(&b, 0, (len + 4095) / 4096 * 4096, 100 + i) == 0 &&
 		    post_send(&a, 0, len, 200 + i, 1) == 0 &&
 		    wait_wc(&a, IBV_WC_SEND, &wc) == 0 &&
 		    wc.status == IBV_WC_SUCCESS && wc.wr_id == 200 + i &&
@@ -530,7 +533,7 @@ test_data(void)
 	    drain(&b) == 0 && drain(&a) == 0;
 	ok(good, "a send with no receive posted at the far end is held: "
 	    "no completion on either side");
-	good = post_recv(&b, 0, 8192, 7) == 0 &&
+	good = post_recv(&b, 0, 4096, 7) == 0 &&
 	    wait_wc(&a, IBV_WC_SEND, &wc) == 0 && wc.wr_id == 1 &&
 	    wc.status == IBV_WC_SUCCESS &&
 	    wait_wc(&b, IBV_WC_RECV, &wc) == 0 && wc.wr_id == 7 &&
@@ -549,34 +552,53 @@ test_data(void)
 	ok(good, "a message longer than the receive buffer is dropped");
 	drain(&a);
 
+	/*
+	 * Apple's frames: a SEND spans as many 4 KiB frames as the RECV it
+	 * lands in, or it is lost (the sender completes, the receive stays
+	 * posted); one of 2 frames into a 2-frame receive then arrives
+	 */
+	fill(a.buf, 8192, 5);
+	good = post_recv(&b, 0, 8192, 11) == 0 &&
+	    post_send(&a, 0, 4096, 12, 1) == 0 && wait_wc(&a, IBV_WC_SEND, &wc) == 0 &&
+	    wc.status == IBV_WC_SUCCESS && drain(&b) == 0;
+	ok(good, "4096 bytes (1 frame) into a receive of 8192 (2 frames): lost, no receive completion");
+	good = post_send(&a, 4096, 4097, 13, 1) == 0 &&
+	    wait_wc(&b, IBV_WC_RECV, &wc) == 0 && wc.wr_id == 11 && wc.byte_len == 4097 &&
+	    memcmp(b.buf, a.buf + 4096, 4097) == 0;
+	ok(good, "then 4097 bytes (2 frames) land in that same receive");
+	drain(&a);
+
 	/* unsignaled sends make no completion */
 	good = post_recv(&b, 0, 1024, 9) == 0 &&
 	    post_send(&a, 0, 100, 5, 0) == 0 &&
 	    wait_wc(&b, IBV_WC_RECV, &wc) == 0 && drain(&a) == 0;
 	ok(good, "an unsignaled send is delivered with no send completion");
 
-	/* 31 outstanding (one unsignaled above) + 1, then the 33rd fails */
-	for (n = 0; n < 32; n++)
+	/*
+	 * 62 outstanding (one unsignaled above) + 1, then the 64th fails
+	 * although the queue reports 64 (Apple's: 63 of 64 in flight)
+	 */
+	for (n = 0; n < 63; n++)
 		post_recv(&b, 0, 64, 50 + (uint64_t)n);
-	for (n = 0; n < 31; n++)
+	for (n = 0; n < 62; n++)
 		if (post_send(&a, 0, 64, 10 + (uint64_t)n, 1) != 0)
 			break;
 	r = post_send(&a, 0, 64, 99, 1);
-	ok(n == 31 && r == ENOMEM,
-	    "32 outstanding sends, the 33rd fails ENOMEM");
+	ok(n == 62 && r == ENOMEM,
+	    "63 outstanding sends, the 64th fails ENOMEM (the queue reports 64)");
 	n = 0;
-	for (r = 0; r < 31; r++)
+	for (r = 0; r < 62; r++)
 		n += wait_wc(&a, IBV_WC_SEND, &wc) == 0;
-	is_int(n, 31, "31 send completions");
+	is_int(n, 62, "62 send completions");
 	ok(post_send(&a, 0, 64, 100, 1) == 0 && drain(&a) == 1,
 	    "polled completions free the send queue");
 	drain(&b);
 
-	/* 63 posted receives, the 64th fails; ERR flushes them */
-	for (n = 0; n < 64; n++)
-		if (post_recv(&b, 0, 64, (uint64_t)n) != 0)
+	/* 63 posted receives, the 64th fails (the queue reports 128); ERR flushes them */
+	for (n = 0; n < 128; n++)
+		if ((r = post_recv(&b, 0, 64, (uint64_t)n)) != 0)
 			break;
-	ok(n == 63, "63 receives can be posted, the 64th fails");
+	ok(n == 63 && r == ENOMEM, "63 receives can be posted, the 64th fails ENOMEM (the queue reports 128)");
 	{
 		struct ibv_qp_attr at;
 		struct ibv_wc w[64];

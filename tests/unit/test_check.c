@@ -525,6 +525,19 @@ test_duplicates(void)
 	    "duplicate hosts: the message names the first two ranks");
 	buf_free(&b);
 	check_report_free(r);
+	/* under jaccl and jaccl-ring: an error (a rank pair on one Mac has no cable) */
+	r = run("{\"backend\": \"jaccl\", \"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], "
+	    "\"rdma\": [null, \"rdma_en2\"]}, {\"ssh\": \"a\", \"ips\": [\"10.0.0.2\"], "
+	    "\"rdma\": [\"rdma_en3\", null]}]}", NULL, 1);
+	ok(!r->valid && item(r, false, "duplicate-host") && !item(r, true, "duplicate-host") &&
+	    strstr(r->problems[0].msg, "a is listed 2 times (ranks 0 and 1): under jaccl two ranks "
+	    "on one Mac would need a Thunderbolt cable from that Mac to itself") != NULL,
+	    "duplicate hosts under jaccl: an error that says why");
+	check_report_free(r);
+	r = run("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]}, {\"ssh\": \"a\", \"ips\": [\"10.0.0.2\"]}]",
+	    "jaccl-ring", 1);
+	ok(!r->valid && item(r, false, "duplicate-host"), "duplicate hosts under --backend jaccl-ring: an error");
+	check_report_free(r);
 }
 
 static bool
@@ -648,6 +661,42 @@ test_mlx(void)
 	unlink(path);
 }
 
+/* ssh names in UTF-8: letters beyond ASCII pass, spaces, controls and bidi marks do not */
+static void
+test_utf8_names(void)
+{
+	static const struct {
+		const char *s;
+		bool want;
+	} v[] = {
+		{ "m\xc3\xa4" "c1", true },			/* mäc1 */
+		{ "j\xc3\xbcrgen@studio-2:2222", true },
+		{ "\xe6\x9d\xb1\xe4\xba\xac-mini", true },	/* Tokyo */
+		{ "mac\xf0\x9f\x8d\x8e", true },		/* U+1F34E */
+		{ "mac\xc2\xa0" "2", false },			/* no-break space */
+		{ "mac\xe2\x80\xae" "2", false },		/* right-to-left override */
+		{ "mac\xe2\x80\x8b" "2", false },		/* zero-width space */
+		{ "mac\xc2\x85", false },			/* C1 control */
+		{ "mac\xed\xa0\x80", false },		/* a surrogate */
+		{ "mac\xc0\xaf", false },			/* overlong '/' */
+		{ "mac\xe4\xba", false },			/* truncated */
+		{ "m\xc3\xa4" "c 1", false },
+		{ "m\xc3\xa4" "c;1", false },
+		{ "-m\xc3\xa4" "c", false },
+	};
+	char *p;
+
+	for (size_t k = 0; k < JC_ARRAY_LEN(v); k++) {
+		p = hostfile_printable(v[k].s, 0);
+		ok(hostfile_ssh_ok(v[k].s) == v[k].want, "ssh name '%s': %s", p,
+		    v[k].want ? "accepted" : "refused");
+		free(p);
+	}
+	p = hostfile_printable("mac\xe2\x80\xae" "2 m\xc3\xa4" "c \xc2\x85", 0);
+	is_str(p, "mac\\u202e2 m\xc3\xa4" "c \\u0085", "a message shows a bidi mark or a control as its number, letters as they are");
+	free(p);
+}
+
 int
 main(void)
 {
@@ -658,6 +707,7 @@ main(void)
 	test_rules();
 	test_backend_reads();
 	test_duplicates();
+	test_utf8_names();
 	test_alone();
 	test_mlx();
 	return done_testing();

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "parse_tb.h"
 #include "../tap.h"
 
@@ -483,6 +484,82 @@ test_no_uuid(const char *top)
 		jc_host_clear(&h[i]);
 }
 
+/* Port of a Mac that reports no domain UUID, cabled to another such Mac. */
+static void
+bare_port(struct jc_port *p, const char *iface, const char *rec, int gbps, bool dock)
+{
+	memset(p, 0, sizeof(*p));
+	p->bus = -1;
+	p->receptacle = xstrdup(rec);
+	p->iface = xstrdup(iface);
+	p->link_gbps = gbps;
+	p->link = xasprintf("%d Gb/s", gbps);
+	p->peer_no_id = true;
+	p->peer_via_dock = dock;
+	p->peer_model = xstrdup("Mac16,10");
+	p->peer_name = xstrdup("Mac mini");
+	p->self_name = xstrdup("Mac mini");
+	p->peer_rdma_service = JC_UNKNOWN;
+}
+
+static void
+bare_pair(struct jc_host *h, int a2, int b2)
+{
+	memset(h, 0, 2 * sizeof(*h));
+	for (int i = 0; i < 2; i++) {
+		h[i].name = xstrdup(i ? "minib" : "minia");
+		h[i].model = xstrdup("Mac16,10");
+		h[i].reachable = true;
+		h[i].ports = xcalloc(2, sizeof(*h[i].ports));
+		h[i].nports = 2;
+	}
+	bare_port(&h[0].ports[0], "en1", "1", 80, false);
+	bare_port(&h[0].ports[1], "en2", "2", a2, true);	/* the dock, seen from minia */
+	bare_port(&h[1].ports[0], "en1", "1", 80, false);
+	bare_port(&h[1].ports[1], "en2", "2", b2, false);
+}
+
+/*
+ * Two cables between two Macs that report no domain UUIDs at all (neither
+ * their own buses' nor the peer's), at 80 and 40 Gb/s, the second through a
+ * dock that only one side sees: each rate has one port on each side, so
+ * each pair is the only fit and both cables are paired, marked inferred.
+ * Two cables at one rate stay unpaired (never a guess).
+ */
+static void
+test_no_uuid_by_rate(void)
+{
+	struct jc_host h[2];
+	struct graph *g = NULL;
+	struct jc_err err = { 0 };
+	bool noted = false;
+
+	bare_pair(h, 40, 40);
+	is_int((long long)parse_tb_infer_peers(h, 2), 2, "no UUID anywhere, 80 and 40 Gb/s: both cables paired");
+	ok(h[0].ports[0].peer_id && h[1].ports[0].id && strcmp(h[0].ports[0].peer_id, h[1].ports[0].id) == 0 &&
+	    h[1].ports[1].peer_id && h[0].ports[1].id && strcmp(h[1].ports[1].peer_id, h[0].ports[1].id) == 0 &&
+	    h[0].ports[0].peer_inferred && h[1].ports[1].peer_inferred,
+	    "each port points at the one of its rate on the other Mac, marked inferred");
+	for (size_t k = 0; k < h[0].nnotes; k++)
+		noted = noted || strcmp(h[0].notes[k], "Thunderbolt 2: paired with minib Thunderbolt 2 "
+		    "by inference (the only port that fits, at 40 Gb/s)") == 0;
+	ok(noted, "a note says the 40 Gb/s cable was inferred");
+	is_int(graph_build(h, 2, &g, &err), 0, "the graph builds");
+	ok(g && g->ncables == 2 && g->cables[0].inferred && g->cables[1].inferred &&
+	    g->cables[0].gbps + g->cables[1].gbps == 120 &&
+	    g->cables[0].via_dock != g->cables[1].via_dock,
+	    "two cables, both inferred, one through the dock");
+	graph_free(g);
+	for (int i = 0; i < 2; i++)
+		jc_host_clear(&h[i]);
+
+	bare_pair(h, 80, 80);
+	is_int((long long)parse_tb_infer_peers(h, 2), 0, "two cables at one rate: none paired");
+	ok(h[0].ports[0].peer_id == NULL && h[1].ports[1].peer_id == NULL, "no port was given a peer");
+	for (int i = 0; i < 2; i++)
+		jc_host_clear(&h[i]);
+}
+
 int
 main(void)
 {
@@ -496,6 +573,7 @@ main(void)
 	test_text();
 	test_xml();
 	test_no_uuid(top ? top : ".");
+	test_no_uuid_by_rate();
 	root = xasprintf("%s/tests/captures", top ? top : ".");
 	forms_agree(root);
 	free(root);
