@@ -136,6 +136,15 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_MLX, "mlx", 0, no_argument, NULL,
 	  "verify: also run MLX's all_sum and all_gather on every host",
 	  .kind = OPTK_FLAG, .dest = D(mlx) },
+	{ OPT_DRY_RUN, "dry-run", 'n', no_argument, NULL,
+	  "sync: print the route and the expected time, move nothing",
+	  .kind = OPTK_FLAG, .dest = D(dry_run) },
+	{ OPT_CHECKSUM, "checksum", 'c', no_argument, NULL,
+	  "sync: compare files by their hash, not by size and mtime",
+	  .kind = OPTK_FLAG, .dest = D(checksum) },
+	{ OPT_VERIFY_SHA256, "verify-sha256", 0, no_argument, NULL,
+	  "sync: check each file named by a SHA-256 (Hugging Face blobs) against its name",
+	  .kind = OPTK_FLAG, .dest = D(verify_sha256) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -185,6 +194,12 @@ static const enum jc_optid watch_opts[] = {
 	OPT_CONNECT_TIMEOUT, OPT_COMMAND_TIMEOUT, OPT_VERBOSE, OPT_INTERVAL, OPT_JSON, OPT_COUNT, OPT_UNTIL_EVENT,
 	OPT_MAX_RECONNECTS, OPT__END
 };
+static const enum jc_optid sync_opts[] = {
+	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT, OPT_OVER,
+	OPT_DRY_RUN, OPT_CHECKSUM, OPT_VERIFY_SHA256, OPT_TIMEOUT, OPT_STATE_DIR, OPT_JSON,
+	OPT_VERBOSE, OPT__END
+};
+static const enum jc_optid sync_rank_opts[] = { OPT_VERBOSE, OPT__END };
 static const enum jc_optid completion_opts[] = { OPT__END };
 
 const struct jc_cmd jc_cmds[] = {
@@ -215,6 +230,12 @@ const struct jc_cmd jc_cmds[] = {
 	{ "watch", cmd_watch, "",
 	  "show every cable's state live and report each change as it happens",
 	  watch_opts, JC_CMD_NEEDS_HOSTS },
+	{ "sync", cmd_sync, "SRC [DEST]",
+	  "copy a folder from one host onto every other host over the cables",
+	  sync_opts, JC_CMD_NEEDS_HOSTS },
+	{ "sync-rank", cmd_sync_rank, "",
+	  "one host's part of a sync, started by sync over SSH",
+	  sync_rank_opts, 0 },
 	{ "completion", cmd_completion, "bash|zsh|fish",
 	  "print the shell completion script (used by the build)",
 	  completion_opts, JC_CMD_HIDDEN },

@@ -49,6 +49,9 @@ enum jc_optid {
 	OPT_UNTIL_EVENT,
 	OPT_MAX_RECONNECTS,
 	OPT_MLX,
+	OPT_DRY_RUN,
+	OPT_CHECKSUM,
+	OPT_VERIFY_SHA256,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -116,6 +119,9 @@ struct jc_opts {
 	long connections_per_ip;	/* default 1 */
 	double timeout;			/* verify: bound on any wait, default 30 */
 	bool mlx;			/* verify: MLX's collectives too */
+	bool dry_run;			/* sync: print the route only */
+	bool checksum;			/* sync: compare files by hash */
+	bool verify_sha256;		/* sync: blobs against their names */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */
