@@ -227,7 +227,7 @@ temp_name(const char *comp, size_t n)
 
 	return (n > a && memcmp(comp + n - a, SYNC_PART_SUFFIX, a) == 0) ||
 	    (n > b && memcmp(comp + n - b, SYNC_MAP_SUFFIX, b) == 0) ||
-	    (n == 14 && memcmp(comp, ".jcsync-manifest", 14) == 0);
+	    (n == strlen(SYNC_MANIFEST) && memcmp(comp, SYNC_MANIFEST, n) == 0);
 }
 
 bool
@@ -575,7 +575,7 @@ sync_frame_decode(const unsigned char in[SYNC_HDR], struct sync_frame *f)
 	f->len = get32(in + 16);
 	f->hash.hi = (uint64_t)get32(in + 24) << 32 | get32(in + 28);
 	f->hash.lo = (uint64_t)get32(in + 32) << 32 | get32(in + 36);
-	if (f->type < SYNC_F_CHUNK || f->type > SYNC_F_DONE || f->len > SYNC_CHUNK ||
+	if (f->type < SYNC_F_CHUNK || f->type > SYNC_F_HELLO || f->len > SYNC_CHUNK ||
 	    (f->type != SYNC_F_CHUNK && f->len != 0))
 		return -EINVAL;
 	return 0;

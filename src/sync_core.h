@@ -22,6 +22,7 @@
 #define SYNC_CHUNK (1u << 20)		/* bytes per chunk */
 #define SYNC_PART_SUFFIX ".jcsync-part"	/* temporary name: .NAME.jcsync-part */
 #define SYNC_MAP_SUFFIX ".jcsync-map"	/* the chunks a part already holds */
+#define SYNC_MANIFEST ".jcsync-manifest"	/* each host's record of what it holds */
 #define SYNC_MAX_HOSTS 64
 
 enum sync_type {
@@ -113,7 +114,8 @@ uint32_t sync_nchunks(uint64_t size);
 enum sync_frame_type {
 	SYNC_F_CHUNK = 1,	/* len bytes of file's chunk; hash of the payload */
 	SYNC_F_FEND = 2,	/* file's hash (of the whole file), chunk = nchunks */
-	SYNC_F_DONE = 3,	/* the sender sends nothing more */
+	SYNC_F_DONE = 3,	/* part is over on this connection */
+	SYNC_F_HELLO = 4,	/* first on a connection: file = the sender's rank */
 };
 
 struct sync_frame {

@@ -51,7 +51,9 @@ struct conn {
 	char *why;		/* when dead */
 	struct item q[QUEUE_MAX];
 	size_t qhead, qn;
-	bool closing;		/* no more items: DONE, then close */
+	bool closing;		/* every part it carries is over: close after the queue */
+	bool *carries;		/* per part */
+	size_t pending;		/* parts it carries that are not over */
 	pthread_cond_t cv;
 	pthread_t th;
 };
@@ -86,6 +88,10 @@ struct rk {
 	int **kids;		/* kids[p][k]: index in out of child k's first wire, -1 end */
 	int **kidw;		/* kidw[p][k]: number of wires */
 	size_t nin;
+	int *parent;		/* per part: the upstream rank, -1 none */
+	int *in_wires;		/* per part: connections from it */
+	int *part_dones;	/* per part: DONE frames received */
+	bool *part_over;
 	uint64_t bytes_in, bytes_written, bytes_sent;
 	uint64_t bad_chunks;
 	json_t *upstream_lost;	/* [{rank, why}] */
@@ -439,8 +445,16 @@ writer_main(void *arg)
 	struct wctx *w = arg;
 	struct rk *R = w->R;
 	struct conn *c = w->c;
+	unsigned char hdr[SYNC_HDR];
+	struct sync_frame hf = { .type = SYNC_F_HELLO, .file = (uint32_t)R->rank };
 
 	free(w);
+	sync_frame_encode(&hf, hdr);
+	if (rt_io_write_all(c->fd, hdr, SYNC_HDR, jc_now() + R->timeout) < 0) {
+		pthread_mutex_lock(&R->mu);
+		conn_kill(R, c, "the connection broke");
+		pthread_mutex_unlock(&R->mu);
+	}
 	for (;;) {
 		struct item it;
 		int rc;
@@ -453,19 +467,12 @@ writer_main(void *arg)
 
 			pthread_mutex_unlock(&R->mu);
 			if (!dead) {
-				unsigned char hdr[SYNC_HDR];
-				struct sync_frame f = { .type = SYNC_F_DONE };
+				char b;
 
-				sync_frame_encode(&f, hdr);
-				rt_io_write_all(c->fd, hdr, SYNC_HDR, jc_now() + R->timeout);
+				/* wait for the other end to close: everything arrived */
 				shutdown(c->fd, SHUT_WR);
-				/* wait for the reader to close: everything arrived */
-				{
-					char b;
-
-					rt_io_wait(c->fd, POLLIN, jc_now() + R->timeout);
-					(void)!read(c->fd, &b, 1);
-				}
+				rt_io_wait(c->fd, POLLIN, jc_now() + R->timeout);
+				(void)!read(c->fd, &b, 1);
 			}
 			return NULL;
 		}
@@ -492,11 +499,10 @@ writer_main(void *arg)
 	}
 }
 
-/* Queue a frame on connection c (blocks while its queue is full). */
+/* Queue a frame on connection c (blocks while its queue is full); R->mu held. */
 static void
-push(struct rk *R, struct conn *c, const unsigned char *hdr, struct payload *pl)
+push_locked(struct rk *R, struct conn *c, const unsigned char *hdr, struct payload *pl)
 {
-	pthread_mutex_lock(&R->mu);
 	while (c->qn == QUEUE_MAX && !c->dead)
 		pthread_cond_wait(&c->cv, &R->mu);
 	if (!c->dead) {
@@ -509,7 +515,41 @@ push(struct rk *R, struct conn *c, const unsigned char *hdr, struct payload *pl)
 		c->qn++;
 		pthread_cond_broadcast(&c->cv);
 	}
+}
+
+static void
+push(struct rk *R, struct conn *c, const unsigned char *hdr, struct payload *pl)
+{
+	pthread_mutex_lock(&R->mu);
+	push_locked(R, c, hdr, pl);
 	pthread_mutex_unlock(&R->mu);
+}
+
+/*
+ * Part p is over here (R->mu held): say so on every connection that
+ * carries it; a connection with all its parts over closes.
+ */
+static void
+part_over(struct rk *R, size_t p)
+{
+	unsigned char hdr[SYNC_HDR];
+	struct sync_frame f = { .type = SYNC_F_DONE, .part = (uint16_t)p };
+
+	if (p >= R->nparts || R->part_over[p])
+		return;
+	R->part_over[p] = true;
+	sync_frame_encode(&f, hdr);
+	for (int k = 0; R->kids[p][k] >= 0; k++)
+		for (int w = 0; w < R->kidw[p][k]; w++) {
+			struct conn *c = &R->out[R->kids[p][k] + w];
+
+			push_locked(R, c, hdr, NULL);
+			if (c->pending > 0 && --c->pending == 0) {
+				c->closing = true;
+				pthread_cond_broadcast(&c->cv);
+			}
+		}
+	pthread_cond_broadcast(&R->cv);
 }
 
 /* Send a frame to every child of part p (one wire of each, by chunk). */
@@ -695,7 +735,8 @@ reader_main(void *arg)
 {
 	struct rctx *x = arg;
 	struct rk *R = x->R;
-	int fd = x->fd;
+	int fd = x->fd, from = -1;
+	bool any_done = false;
 	char peer[64] = "?";
 	struct sockaddr_in a;
 	socklen_t al = sizeof(a);
@@ -711,7 +752,7 @@ reader_main(void *arg)
 
 		if (rc == 0 && sync_frame_decode(hdr, &f) < 0)
 			rc = -EPROTO;
-		if (rc == 0 && f.type != SYNC_F_DONE && (f.file >= R->tree.n ||
+		if (rc == 0 && f.type != SYNC_F_DONE && f.type != SYNC_F_HELLO && (f.file >= R->tree.n ||
 		    R->tree.v[f.file].type != SYNC_FILE ||
 		    (f.type == SYNC_F_CHUNK && (f.chunk >= sync_nchunks(R->tree.v[f.file].size) ||
 		    f.len != chunk_len(&R->tree.v[f.file], f.chunk)))))
@@ -722,6 +763,8 @@ reader_main(void *arg)
 			pl->len = f.len;
 			rc = rt_io_read_all(fd, pl->data, f.len, jc_now() + R->timeout);
 		}
+		if (rc == -EPIPE && any_done)
+			break;		/* closed after its parts were over */
 		if (rc < 0) {
 			char *why = xasprintf("from %s: %s", peer, rc == -ETIMEDOUT ?
 			    "nothing arrived within the timeout" : rc == -EPROTO ?
@@ -730,10 +773,26 @@ reader_main(void *arg)
 			upstream_lost(R, why);
 			free(why);
 			pl_unref(pl);
+			/* what it carried will not come: the hosts after this one stop waiting */
+			pthread_mutex_lock(&R->mu);
+			for (size_t p = 0; p < R->nparts; p++)
+				if (from < 0 || R->parent[p] == from)
+					part_over(R, p);
+			pthread_mutex_unlock(&R->mu);
 			break;
 		}
-		if (f.type == SYNC_F_DONE)
-			break;
+		if (f.type == SYNC_F_HELLO) {
+			from = (int)f.file;
+			continue;
+		}
+		if (f.type == SYNC_F_DONE) {
+			any_done = true;
+			pthread_mutex_lock(&R->mu);
+			if (f.part < R->nparts && ++R->part_dones[f.part] >= R->in_wires[f.part])
+				part_over(R, f.part);
+			pthread_mutex_unlock(&R->mu);
+			continue;
+		}
 		if (f.type == SYNC_F_FEND) {
 			bool fin;
 
@@ -983,11 +1042,37 @@ connect_out(struct rk *R, json_t *outs, struct jc_err *err)
 	return 0;
 }
 
+static int
+mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+
+	for (char *s = p + 1; rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		{
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				rc = -1;
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
 static void
 make_dirs_links(struct rk *R, json_t *errs)
 {
 	struct jc_err e = { 0 };
 
+	if (mkdir_p(R->root) < 0)
+		json_array_append_new(errs, json_sprintf("%s: %s", R->root, strerror(errno)));
 	for (size_t i = 0; i < R->tree.n; i++) {
 		const struct sync_entry *s = &R->tree.v[i];
 		char *p;
@@ -1072,7 +1157,7 @@ write_manifest(struct rk *R)
 	}
 	a = sync_tree_json(&m);
 	txt = json_dumps(a, JSON_COMPACT);
-	p = xasprintf("%s/.jcsync-manifest", R->root);
+	p = xasprintf("%s/" SYNC_MANIFEST, R->root);
 	if (txt != NULL)
 		jc_write_atomic(p, txt, strlen(txt), 0644, NULL);
 	free(p);
@@ -1128,6 +1213,10 @@ acceptor_main(void *arg)
 	}
 	for (size_t i = 0; i < a->n; i++)
 		pthread_join(a->th[i], NULL);
+	pthread_mutex_lock(&R->mu);
+	for (size_t p = 0; p < R->nparts; p++)
+		part_over(R, p);
+	pthread_mutex_unlock(&R->mu);
 	return NULL;
 }
 
@@ -1184,6 +1273,29 @@ parse_route(struct rk *R, json_t *plan, struct jc_err *err)
 		}
 		R->kids[p][json_array_size(a)] = -1;
 	}
+	R->parent = xcalloc(R->nparts, sizeof(int));
+	R->in_wires = xcalloc(R->nparts, sizeof(int));
+	R->part_dones = xcalloc(R->nparts, sizeof(int));
+	R->part_over = xcalloc(R->nparts, sizeof(bool));
+	for (size_t p = 0; p < R->nparts; p++) {
+		json_t *pa = json_array_get(json_object_get(plan, "parents"), p);
+		json_t *iw = json_array_get(json_object_get(plan, "in_wires"), p);
+
+		R->parent[p] = pa ? (int)json_integer_value(pa) : -1;
+		R->in_wires[p] = iw ? (int)json_integer_value(iw) : 0;
+	}
+	for (size_t i = 0; i < R->nout; i++)
+		R->out[i].carries = xcalloc(R->nparts, sizeof(bool));
+	for (size_t p = 0; p < R->nparts; p++)
+		for (int k = 0; R->kids[p][k] >= 0; k++)
+			for (int w = 0; w < R->kidw[p][k]; w++) {
+				struct conn *c = &R->out[R->kids[p][k] + w];
+
+				if (!c->carries[p]) {
+					c->carries[p] = true;
+					c->pending++;
+				}
+			}
 	return 0;
 }
 
@@ -1288,8 +1400,10 @@ sync_rank_run(const struct sync_rank_io *io, struct jc_err *err)
 		pthread_join(acc_th, NULL);
 		free(ac.th);
 	}
-	/* everything received is forwarded: close the children */
+	/* everything is sent or forwarded: every part is over here */
 	pthread_mutex_lock(&R.mu);
+	for (size_t p = 0; p < R.nparts; p++)
+		part_over(&R, p);
 	for (size_t i = 0; i < R.nout; i++) {
 		R.out[i].closing = true;
 		pthread_cond_broadcast(&R.out[i].cv);
@@ -1361,6 +1475,7 @@ out:
 		if (R.out[i].fd >= 0)
 			close(R.out[i].fd);
 		free(R.out[i].why);
+		free(R.out[i].carries);
 		pthread_cond_destroy(&R.out[i].cv);
 	}
 	free(R.out);
@@ -1370,6 +1485,10 @@ out:
 	}
 	free(R.kids);
 	free(R.kidw);
+	free(R.parent);
+	free(R.in_wires);
+	free(R.part_dones);
+	free(R.part_over);
 	for (size_t i = 0; R.fs != NULL && i < R.tree.n; i++) {
 		free(R.fs[i].have);
 		free(R.fs[i].why);

@@ -455,6 +455,17 @@ plan(struct srun *S)
 			    (json_int_t)S->route.nparts, "children", children[r], "out", outs[r],
 			    "nin", nin[r]);
 
+			json_t *pa = json_array(), *iw = json_array();
+
+			for (size_t p = 0; p < S->route.nparts; p++) {
+				int u = sync_route_parent(&S->route, p, r);
+
+				json_array_append_new(pa, json_integer(u));
+				json_array_append_new(iw, json_integer(u >= 0 ?
+				    sync_graph_wires(&g, (size_t)u, r) : 0));
+			}
+			json_object_set_new(pl, "parents", pa);
+			json_object_set_new(pl, "in_wires", iw);
 			if ((int)r == S->src)
 				json_object_set(pl, "send", send);
 			if (!S->route.reached[r] && (int)r != S->src)
@@ -506,7 +517,7 @@ on_event(struct srun *S, size_t r, json_t *ev)
 		json_decref(h->endv);
 		h->endv = json_incref(ev);
 	}
-	if (S->o->event != NULL && strcmp(kind, "hello") != 0 && strcmp(kind, "ready") != 0)
+	if (S->o->event != NULL && strcmp(kind, "ready") != 0)
 		S->o->event(S->o->arg, h->name, ev);
 }
 
@@ -562,6 +573,13 @@ sub_hostfile(const struct jc_hostfile *hf, const int *alive, size_t n)
 	s->hosts = xcalloc(n, sizeof(*s->hosts));
 	for (size_t i = 0; i < n; i++) {
 		s->hosts[i] = hf->hosts[alive[i]];
+		if (s->hosts[i].nips == 0) {
+			/* the ring backend's variables want an address; sync-rank ignores them */
+			static char *none[] = { "127.0.0.1" };
+
+			s->hosts[i].ips = none;
+			s->hosts[i].nips = 1;
+		}
 		s->hosts[i].nrdma = 0;
 		s->hosts[i].rdma = NULL;
 		if (hf->hosts[alive[i]].nrdma == hf->nhosts) {
@@ -619,7 +637,9 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 	struct jc_hostfile *sub = sub_hostfile(hf, alive, n);
 	struct srun S;
 	struct launch_opts lo;
-	struct jc_strv argv = { 0 }, warn = { 0 };
+	static const char *const hooks[] = { "JACCL_SYNC_CORRUPT", "JACCL_SYNC_STOP_AFTER",
+	    "JACCL_SYNC_HOLD" };
+	struct jc_strv argv = { 0 }, warn = { 0 }, envs = { 0 };
 	char *bin = o->remote_bin ? xstrdup(o->remote_bin) : default_remote_bin();
 	json_t *run = json_object(), *rhosts = json_array();
 	int rc;
@@ -641,10 +661,20 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 	}
 	strv_push(&argv, bin);
 	strv_push(&argv, "sync-rank");
+	/* the test hooks of sync-rank (sync_rank.h) reach the hosts */
+	for (size_t k = 0; k < JC_ARRAY_LEN(hooks); k++) {
+		const char *v = getenv(hooks[k]);
+
+		if (v != NULL && *v != '\0')
+			strv_push_owned(&envs, xasprintf("%s=%s", hooks[k], v));
+	}
 	memset(&lo, 0, sizeof(lo));
 	lo.tr = o->tr;
-	lo.env.backend = "jaccl";
+	/* sync-rank reads none of mlx.launch's variables: the plainest backend */
+	lo.env.backend = "ring";
 	lo.env.starting_port = 32323;
+	lo.env.envs = envs.v;
+	lo.env.nenvs = envs.n;
 	lo.env.connections_per_ip = 1;
 	lo.argv = argv.v;
 	lo.argc = argv.n;
@@ -740,6 +770,7 @@ out:
 	json_decref(S.tree);
 	launch_free(S.l);
 	strv_free(&argv);
+	strv_free(&envs);
 	free(bin);
 	sub_free(sub);
 	pthread_mutex_destroy(&S.mu);
