@@ -460,8 +460,31 @@ writer_main(void *arg)
 		int rc;
 
 		pthread_mutex_lock(&R->mu);
-		while (c->qn == 0 && !c->closing && !c->dead)
-			pthread_cond_wait(&c->cv, &R->mu);
+		while (c->qn == 0 && !c->closing && !c->dead) {
+			/*
+			 * Nothing to send for a third of the timeout: a keepalive, so
+			 * a host waiting on a slow or lost upstream does not look lost
+			 * to the hosts after it; only a dead cable goes quiet.
+			 */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)(R->timeout / 3);
+			ts.tv_nsec += (long)((R->timeout / 3 - (double)(time_t)(R->timeout / 3)) * 1e9);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_cond_timedwait(&c->cv, &R->mu, &ts) == ETIMEDOUT && c->qn == 0 &&
+			    !c->closing && !c->dead) {
+				pthread_mutex_unlock(&R->mu);
+				if (rt_io_write_all(c->fd, hdr, SYNC_HDR, jc_now() + R->timeout) < 0) {
+					pthread_mutex_lock(&R->mu);
+					conn_kill(R, c, "nothing moved within the timeout");
+				} else {
+					pthread_mutex_lock(&R->mu);
+				}
+			}
+		}
 		if (c->dead || (c->qn == 0 && c->closing)) {
 			bool dead = c->dead;
 
@@ -1035,7 +1058,7 @@ connect_out(struct rk *R, json_t *outs, struct jc_err *err)
 			free(why);
 			continue;
 		}
-		rt_io_nonblock(fd, 0);
+		rt_io_nonblock(fd, 1);
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c->fd = fd;
 	}
@@ -1205,7 +1228,7 @@ acceptor_main(void *arg)
 			free(why);
 			break;
 		}
-		rt_io_nonblock(fd, 0);
+		rt_io_nonblock(fd, 1);
 		x = xmalloc(sizeof(*x));
 		x->R = R;
 		x->fd = fd;

@@ -24,6 +24,7 @@ struct rhost {
 	json_t *hellov;		/* its hello */
 	json_t *endv;		/* its end event */
 	char *lasterr;		/* last line of standard error */
+	uint64_t written;	/* the last progress event's */
 };
 
 struct srun {
@@ -512,6 +513,8 @@ on_event(struct srun *S, size_t r, json_t *ev)
 		}
 		if (S->nhello == S->n && !S->planned)
 			plan(S);
+	} else if (strcmp(kind, "progress") == 0) {
+		h->written = (uint64_t)json_integer_value(json_object_get(ev, "written"));
 	} else if (strcmp(kind, "end") == 0) {
 		h->ended = true;
 		json_decref(h->endv);
@@ -631,7 +634,7 @@ struct host_result {
  */
 static int
 one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_graph *G,
-    const int *alive, size_t n, int src, struct host_result *res, json_t *runs,
+    const int *alive, size_t n, int src, bool first, struct host_result *res, json_t *runs,
     int *refused, json_t *failures, json_t *refusals, struct jc_err *err)
 {
 	struct jc_hostfile *sub = sub_hostfile(hf, alive, n);
@@ -661,8 +664,8 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 	}
 	strv_push(&argv, bin);
 	strv_push(&argv, "sync-rank");
-	/* the test hooks of sync-rank (sync_rank.h) reach the hosts */
-	for (size_t k = 0; k < JC_ARRAY_LEN(hooks); k++) {
+	/* the test hooks of sync-rank (sync_rank.h) reach the hosts, in the first run only */
+	for (size_t k = 0; first && k < JC_ARRAY_LEN(hooks); k++) {
 		const char *v = getenv(hooks[k]);
 
 		if (v != NULL && *v != '\0')
@@ -715,7 +718,7 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 
 			free(hr->state);
 			hr->state = xstrdup(complete ? "complete" : "incomplete");
-			hr->written += (uint64_t)json_integer_value(json_object_get(e, "written"));
+			h->written = (uint64_t)json_integer_value(json_object_get(e, "written"));
 			json_object_set(hr->o, "missing", json_object_get(e, "missing"));
 			json_object_set(hr->o, "failed", json_object_get(e, "failed"));
 			/* a connection lost from a host still there: its cable */
@@ -739,11 +742,10 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 			free(hr->state);
 			hr->state = xstrdup("incomplete");
 		}
-		if ((int)r == src) {
+		hr->written += h->written;
+		if ((int)r == src && !hr->dead) {
 			free(hr->state);
-			hr->state = xstrdup(h->ended ? "source" : "lost");
-			if (!h->ended && S.planned && !S.refused)
-				G->dead_host[alive[r]] = true;
+			hr->state = xstrdup("source");
 		}
 		json_array_append_new(rhosts, json_pack("{s:s,s:s,s:O?}", "host", h->name, "state",
 		    hr->state, "end", e));
@@ -812,7 +814,7 @@ sync_run(const struct jc_hostfile *hf, const struct sync_opts *o, json_t **resul
 		if (src < 0 || na < 2)
 			break;
 		nrun++;
-		rc = one_run(hf, o, &G, alive, na, src, res, runs, &refused, failures, refusals, err);
+		rc = one_run(hf, o, &G, alive, na, src, nrun == 1, res, runs, &refused, failures, refusals, err);
 		if (rc < 0)
 			break;
 		if (refused || (o->interrupted && *o->interrupted))

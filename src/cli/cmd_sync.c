@@ -350,8 +350,13 @@ print_result(json_t *res)
 		    json_string_value(json_object_get(h, "dest")));
 		free(w);
 	}
-	json_array_foreach(json_object_get(res, "failures"), i, f)
-		jc_error(NULL, "%s", json_string_value(f));
+	/* what was lost, as an error when a host is left incomplete */
+	json_array_foreach(json_object_get(res, "failures"), i, f) {
+		if (json_is_true(json_object_get(res, "ok")))
+			jc_warn(NULL, "%s", json_string_value(f));
+		else
+			jc_error(NULL, "%s", json_string_value(f));
+	}
 	printf("summary: %zu hosts, %d run%s: %s\n", json_array_size(hosts),
 	    (int)json_integer_value(json_object_get(res, "runs")),
 	    json_integer_value(json_object_get(res, "runs")) == 1 ? "" : "s",
