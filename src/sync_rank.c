@@ -624,14 +624,18 @@ finish_file(struct rk *R, size_t i)
 	struct fstate *f = &R->fs[i];
 	struct sync_hash h = { 0 };
 	char *part = side_path(R, e->path, SYNC_PART_SUFFIX), *map = side_path(R, e->path,
-	    SYNC_MAP_SUFFIX), *fin = full_path(R, e->path), why[256] = "";
+	    SYNC_MAP_SUFFIX), *fin = full_path(R, e->path), why[1100] = "";
 	struct timespec ts[2];
 	int fd = f->fd;
 
 	if (fd < 0) {
 		/* a file of 0 bytes */
-		fd = open(part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
+		struct jc_err pe = { 0 };
+
+		if (safe_parent(R, e->path, false, &pe) < 0)
+			snprintf(why, sizeof(why), "%s", pe.msg);
+		else if ((fd = open(part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		    0600)) < 0)
 			snprintf(why, sizeof(why), "%s: %s", part, strerror(errno));
 	}
 	if (!*why && (fdatasync(fd) < 0 || sync_hash_fd(fd, &h) < 0))
@@ -704,10 +708,16 @@ store_chunk(struct rk *R, const struct sync_frame *fr, const struct payload *pl)
 	}
 	if (f->fd < 0) {
 		char *part = side_path(R, e->path, SYNC_PART_SUFFIX);
+		struct jc_err pe = { 0 };
 
-		f->fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (f->fd < 0)
-			file_fail(R, fr->file, strerror(errno));
+		/* no link on the way takes the write out of the destination */
+		if (safe_parent(R, e->path, false, &pe) < 0) {
+			file_fail(R, fr->file, pe.msg);
+		} else {
+			f->fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (f->fd < 0)
+				file_fail(R, fr->file, strerror(errno));
+		}
 		free(part);
 	}
 	fd = f->fd;
@@ -1093,6 +1103,7 @@ static void
 make_dirs_links(struct rk *R, json_t *errs)
 {
 	struct jc_err e = { 0 };
+	struct stat st;
 
 	if (mkdir_p(R->root) < 0)
 		json_array_append_new(errs, json_sprintf("%s: %s", R->root, strerror(errno)));
@@ -1107,6 +1118,9 @@ make_dirs_links(struct rk *R, json_t *errs)
 			json_array_append_new(errs, json_string(e.msg));
 		else if (mkdir(p, 0755) < 0 && errno != EEXIST)
 			json_array_append_new(errs, json_sprintf("%s: %s", p, strerror(errno)));
+		else if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+			json_array_append_new(errs, json_sprintf("%s: not a folder (a link or a "
+			    "file where the tree has a folder): refused", p));
 		free(p);
 	}
 }
@@ -1413,9 +1427,15 @@ sync_rank_run(const struct sync_rank_io *io, struct jc_err *err)
 	}
 	if (!R.source)
 		make_dirs_links(&R, errs);
+	/* every connection is made: the controller starts the source when all are */
+	emit(&R, json_pack("{s:s}", "ev", "connected"));
 	pthread_create(&tick_th, NULL, ticker_main, &R);
 	if (R.source) {
-		send_all(&R, json_object_get(plan, "send"), err);
+		json_t *go = read_json_line(&R, err);
+
+		if (go != NULL && !json_is_true(json_object_get(go, "abort")))
+			send_all(&R, json_object_get(plan, "send"), err);
+		json_decref(go);
 	} else {
 		ac.R = &R;
 		ac.th = xcalloc(R.nin + 1, sizeof(pthread_t));
@@ -1468,7 +1488,10 @@ sync_rank_run(const struct sync_rank_io *io, struct jc_err *err)
 					f->fd = -1;
 				}
 			}
+			/* under the lock: SIGTERM waits for it (no temporary file left) */
+			pthread_mutex_lock(&R.mu);
 			write_manifest(&R);
+			pthread_mutex_unlock(&R.mu);
 		}
 		for (size_t i = 0; i < R.nout; i++)
 			if (R.out[i].dead)

@@ -35,7 +35,7 @@ struct srun {
 	size_t n;
 	int src;		/* rank of the source in this run */
 	json_t *tree;		/* the source's */
-	size_t nhello;
+	size_t nhello, nconnected;
 	bool planned;
 	int refused;		/* 1 when the checks refused the sync */
 	json_t *refusals, *failures;
@@ -513,6 +513,9 @@ on_event(struct srun *S, size_t r, json_t *ev)
 		}
 		if (S->nhello == S->n && !S->planned)
 			plan(S);
+	} else if (strcmp(kind, "connected") == 0) {
+		if (++S->nconnected == S->n)
+			send_json(S, (size_t)S->src, json_pack("{s:b}", "go", 1));
 	} else if (strcmp(kind, "progress") == 0) {
 		h->written = (uint64_t)json_integer_value(json_object_get(ev, "written"));
 	} else if (strcmp(kind, "end") == 0) {
@@ -621,12 +624,37 @@ rank_of_ip(struct srun *S, const char *ip)
 	return -1;
 }
 
+struct host_result;
+static void blame(struct srun *S, struct sync_graph *G, const int *alive,
+    struct host_result *res, bool *blamed, int u, int v, const char *why);
+
 struct host_result {
 	char *state;		/* complete, incomplete, lost, refused */
 	json_t *o;		/* the host's object of the result */
 	bool dead;
 	uint64_t written;
 };
+
+/*
+ * The cable from rank u to rank v of this run failed while both hosts
+ * were there: one of that pair's cables is left out of the next runs
+ * (once per pair and run), and named.
+ */
+static void
+blame(struct srun *S, struct sync_graph *G, const int *alive, struct host_result *res,
+    bool *blamed, int u, int v, const char *why)
+{
+	size_t a = (size_t)(u < v ? u : v), b = (size_t)(u < v ? v : u);
+
+	if (!S->h[u].ended || !S->h[v].ended || res[alive[u]].dead || res[alive[v]].dead ||
+	    blamed[a * S->n + b])
+		return;
+	blamed[a * S->n + b] = true;
+	G->dead_wire[(size_t)alive[u] * G->n + (size_t)alive[v]]++;
+	G->dead_wire[(size_t)alive[v] * G->n + (size_t)alive[u]]++;
+	json_array_append_new(S->failures, json_sprintf("%s: the cable from %s: %s",
+	    S->h[v].name, S->h[u].name, why ? why : "lost"));
+}
 
 /*
  * One run over the hosts alive[]: returns 0 when it ran (the hosts' states
@@ -645,6 +673,7 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 	struct jc_strv argv = { 0 }, warn = { 0 }, envs = { 0 };
 	char *bin = o->remote_bin ? xstrdup(o->remote_bin) : default_remote_bin();
 	json_t *run = json_object(), *rhosts = json_array();
+	bool *blamed = xcalloc(n * n, sizeof(bool));
 	int rc;
 
 	memset(&S, 0, sizeof(S));
@@ -693,11 +722,11 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 	rc = launch_run(S.l, err);
 	(void)rc;
 	rc = 0;
+	/* first the hosts lost, then what the others say about their cables */
 	for (size_t r = 0; r < n; r++) {
 		const struct launch_result *lr = launch_result(S.l, r);
 		struct rhost *h = &S.h[r];
 		struct host_result *hr = &res[alive[r]];
-		json_t *e = h->endv;
 
 		if (lr->state == LAUNCH_UNREACHABLE || (!h->ended && lr->state != LAUNCH_EXITED &&
 		    lr->state != LAUNCH_STOPPED && lr->state != LAUNCH_PENDING)) {
@@ -711,7 +740,16 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 			    lr->error ? lr->error : t));
 			free(t);
 			G->dead_host[alive[r]] = true;
-		} else if ((int)r != src && e != NULL) {
+		}
+	}
+	for (size_t r = 0; r < n; r++) {
+		struct rhost *h = &S.h[r];
+		struct host_result *hr = &res[alive[r]];
+		json_t *e = h->endv;
+
+		if (hr->dead)
+			;
+		else if (e != NULL) {
 			bool complete = json_is_true(json_object_get(e, "complete"));
 			json_t *ul = json_object_get(e, "upstream_lost"), *x;
 			size_t k;
@@ -722,6 +760,13 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 			json_object_set(hr->o, "missing", json_object_get(e, "missing"));
 			json_object_set(hr->o, "failed", json_object_get(e, "failed"));
 			/* a connection lost from a host still there: its cable */
+			json_array_foreach(json_object_get(e, "children_lost"), k, x) {
+				int v = (int)json_integer_value(json_object_get(x, "rank"));
+
+				if (v >= 0 && (size_t)v < n)
+					blame(&S, G, alive, res, blamed, (int)r, v,
+					    json_string_value(json_object_get(x, "why")));
+			}
 			json_array_foreach(ul, k, x) {
 				const char *w = json_string_value(x);
 				char ip[64];
@@ -730,13 +775,9 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 				if (w == NULL || sscanf(w, "from %63[0-9.]:", ip) != 1)
 					continue;
 				u = rank_of_ip(&S, ip);
-				if (u >= 0 && S.h[u].ended && !res[alive[u]].dead) {
-					G->dead_wire[(size_t)alive[u] * G->n + (size_t)alive[r]]++;
-					G->dead_wire[(size_t)alive[r] * G->n + (size_t)alive[u]]++;
-					json_array_append_new(failures, json_sprintf("%s: the cable from "
-					    "%s: %s", h->name, S.h[u].name, strchr(w, ':') ?
-					    strchr(w, ':') + 2 : w));
-				}
+				if (u >= 0)
+					blame(&S, G, alive, res, blamed, u, (int)r, strchr(w, ':') ?
+					    strchr(w, ':') + 2 : w);
 			}
 		} else if ((int)r != src && S.planned && !S.refused) {
 			free(hr->state);
@@ -769,6 +810,7 @@ out:
 		json_decref(S.h[r].endv);
 	}
 	free(S.h);
+	free(blamed);
 	json_decref(S.tree);
 	launch_free(S.l);
 	strv_free(&argv);
