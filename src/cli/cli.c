@@ -172,7 +172,7 @@ static const enum jc_optid probe_opts[] = {
 static const enum jc_optid verify_opts[] = {
 	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
-	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT__END
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_STATE_DIR, OPT__END
 };
 static const enum jc_optid verify_rank_opts[] = {
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,
