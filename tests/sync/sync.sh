@@ -8,7 +8,7 @@
 # moves nothing; a chunk damaged in flight found and sent again; an
 # interrupted sync resumed with only what was missing; a host killed and a
 # cable taken down mid-run (on the source's "held" event, no sleep), named
-# within the timeout, the others complete; free space and write
+# within the timeout, the others complete; --over ethernet; free space and write
 # permission refused before any byte moves; links out of the tree and
 # links in a destination refused; --dry-run's route and expected time.
 # Then a ring of 4 simulated Macs set up by configure --auto-setup.
@@ -126,6 +126,13 @@ js --hostfile "$t/mesh.json" "lx1:$t/src" "$t/dst/%h" >/dev/null 2>&1
 is "$(cat "$f")" "SECRET" "same size and mtime: skipped without being read"
 js --hostfile "$t/mesh.json" --checksum "lx1:$t/src" "$t/dst/%h" >/dev/null 2>"$t/err"
 isd "$(cat "$f")" "secret" "--checksum: found by its hash and copied again" "$t/err"
+# --over ethernet: the management network carries it instead
+mgmt2=$(rx_mgmt lx2)
+js --hostfile "$t/mesh.json" --over ethernet "lx1:$t/src" "$t/eth/%h" >"$t/out" 2>"$t/err"
+isd "$?" 0 "--over ethernet: exit 0" "$t/err"
+m=$(( $(rx_mgmt lx2) - mgmt2 ))
+[ "$m" -ge 6000000 ]; ok $? "--over ethernet: lx2's management network carried the tree ($m bytes)"
+same_trees "--over ethernet" "$t/eth" lx3
 fi
 
 if only dry; then
