@@ -740,6 +740,18 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 			    lr->error ? lr->error : t));
 			free(t);
 			G->dead_host[alive[r]] = true;
+		} else if (!h->ended && lr->state == LAUNCH_EXITED && lr->status != 0) {
+			/* sync-rank did not run there (not installed, refused...) */
+			char *t = launch_result_text(lr);
+
+			hr->dead = true;
+			free(hr->state);
+			hr->state = xstrdup("failed");
+			json_object_set_new(hr->o, "why", json_string(h->lasterr ? h->lasterr : t));
+			json_array_append_new(failures, json_sprintf("%s: sync-rank %s%s%s", h->name,
+			    t, h->lasterr ? ": " : "", h->lasterr ? h->lasterr : ""));
+			free(t);
+			G->dead_host[alive[r]] = true;
 		}
 	}
 	for (size_t r = 0; r < n; r++) {

@@ -11,7 +11,8 @@
 # within the timeout, the others complete; --over ethernet; free space and write
 # permission refused before any byte moves; links out of the tree and
 # links in a destination refused; --dry-run's route and expected time.
-# Then a ring of 4 simulated Macs set up by configure --auto-setup.
+# Then a ring of 4 stock simulated Macs (admin, zsh, a root of their own:
+# the folders and the program in sim_shared) set up by configure --auto-setup.
 # JC_TEST_ONLY="SECTION..." runs only those sections (basic, dry, corrupt,
 # resume, kill, cable, refuse, escape, macs).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -54,10 +55,11 @@ rx() {
 rx_mgmt() { ip netns exec "$(sim_ns "$1")" cat "/sys/class/net/$(sim_mgmt_if "$1")/statistics/rx_bytes"; }
 
 # same_trees DESC DIR HOST...: each host's DIR/HOST equals the source's tree
+# ($REF, or $t/src)
 same_trees() {
 	_d=$1 _root=$2
 	shift 2
-	tree_sum "$t/src" > "$t/sum.src"
+	tree_sum "${REF:-$t/src}" > "$t/sum.src"
 	for _h in "$@"; do
 		tree_sum "$_root/$_h" > "$t/sum.$_h" 2>/dev/null
 		if cmp -s "$t/sum.src" "$t/sum.$_h"; then
@@ -275,18 +277,26 @@ fi
 
 if only macs; then
 # --- simulated Macs: a ring of 4 minis set up by configure, then a sync along it
-if sim_up mini-ring4; then
+if SIM_STOCK=1 sim_up mini-ring4; then
 	CFG=$(sim_ssh_config)
 	"$JACCL_CONFIG" --hosts "$(sim_hosts)" -F "$CFG" --state-dir "$t/mst" --auto-setup \
 	    --backend jaccl-ring --output-hostfile "$t/macs.json" < /dev/null >"$t/out" 2>"$t/err"
 	isd "$?" 0 "macs: configure --auto-setup writes the hostfile" "$t/err"
+	# the folders, and the program, where every host sees them (a stock
+	# Mac sees nothing else of this machine)
+	sh_=$(sim_shared)
 	mk_source 3000000
+	rm -rf "$sh_/src" && cp -a "$t/src" "$sh_/src" && chmod -R a+rX "$sh_/src"
+	mkdir -p "$sh_/mdst" && chmod 1777 "$sh_/mdst"
+	cp "$JACCL_CONFIG" "$sh_/jaccl-config"
 	h1=$(sim_hosts | cut -d, -f1)
-	js --hostfile "$t/macs.json" --dry-run "$h1:$t/src" >"$t/out" 2>&1
+	sim_stock "$h1"; ok $? "macs: $h1 is a stock Mac"
+	js --hostfile "$t/macs.json" --dry-run "$h1:$sh_/src" >"$t/out" 2>&1
 	grep -q '^route: chain from ' "$t/out"; okd $? "macs: a chain along the ring" "$t/out"
-	js --hostfile "$t/macs.json" "$h1:$t/src" "$t/mdst/%h" >"$t/out" 2>"$t/err"
+	JACCL_CONFIG_REMOTE=$sh_/jaccl-config js --hostfile "$t/macs.json" "$h1:$sh_/src" \
+	    "$sh_/mdst/%h" >"$t/out" 2>"$t/err"
 	isd "$?" 0 "macs: sync exit 0" "$t/err" "$t/out"
-	same_trees "macs" "$t/mdst" $(sim_hosts | cut -d, -f2- | tr , ' ')
+	REF=$sh_/src same_trees "macs" "$sh_/mdst" $(sim_hosts | cut -d, -f2- | tr , ' ')
 else
 	ok 1 "macs: cluster up"
 fi
