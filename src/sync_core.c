@@ -424,7 +424,8 @@ sync_tree_scan(const char *root, bool hash, struct sync_tree *t, struct jc_err *
 		sync_tree_free(t);
 		return rc;
 	}
-	qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
+	if (t->n > 0)
+		qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
 	return 0;
 }
 
