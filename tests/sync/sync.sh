@@ -160,6 +160,20 @@ PY
 js --hostfile "$t/ring.json" --dry-run --state-dir "$t/state" "lx2:$t/src" >"$t/out" 2>&1
 # 1 GB over the slowest cable of the chain, 4 Gb/s: 2 s
 grep -q '^expected: 2.00 s per GB' "$t/out"; okd $? "--dry-run: the slowest cable sets the time (2 s per GB at 4 Gb/s)" "$t/out"
+# verify keeps its report where --dry-run reads it: the time from its slowest link of the chain
+JACCL_VERIFY_MB=1 JACCL_VERIFY_MAX_MB=1 timeout 120 "$JACCL_CONFIG" verify -F "$CFG" --fabric tcp \
+    --hostfile "$t/ring.json" --state-dir "$t/vstate" >"$t/vout" 2>"$t/verr"
+isd "$?" 0 "verify on the ring: exit 0" "$t/verr"
+want=$(python3 - "$t/vstate/verify.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+# the chain from lx1 in ring order uses the links 0-1, 1-2, 2-3, each a -> b
+g = min(l["a_to_b"]["Gbps"] for l in r["links"] if (l["a"], l["b"]) in ((0, 1), (1, 2), (2, 3)))
+print(f"{8 / g:.2f}")
+PY
+)
+js --hostfile "$t/ring.json" --dry-run --state-dir "$t/vstate" "lx1:$t/src" >"$t/out" 2>&1
+grep -q "^expected: $want s per GB" "$t/out"; okd $? "--dry-run after verify: $want s per GB, from the report verify kept" "$t/out"
 fi
 
 if only corrupt; then
