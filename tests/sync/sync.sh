@@ -10,11 +10,12 @@
 # cable taken down mid-run (on the source's "held" event, no sleep), named
 # within the timeout, the others complete; --over ethernet; free space and write
 # permission refused before any byte moves; links out of the tree and
-# links in a destination refused; --dry-run's route and expected time.
+# links in a destination refused; --dry-run's route and expected time;
+# a pair with two cables, both used.
 # Then a ring of 4 stock simulated Macs (admin, zsh, a root of their own:
 # the folders and the program in sim_shared) set up by configure --auto-setup.
 # JC_TEST_ONLY="SECTION..." runs only those sections (basic, dry, corrupt,
-# resume, kill, cable, refuse, escape, macs).
+# resume, kill, cable, refuse, escape, wires, macs).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -128,6 +129,16 @@ js --hostfile "$t/mesh.json" "lx1:$t/src" "$t/dst/%h" >/dev/null 2>&1
 is "$(cat "$f")" "SECRET" "same size and mtime: skipped without being read"
 js --hostfile "$t/mesh.json" --checksum "lx1:$t/src" "$t/dst/%h" >/dev/null 2>"$t/err"
 isd "$(cat "$f")" "secret" "--checksum: found by its hash and copied again" "$t/err"
+# --verify-sha256: a blob whose content is not its name is not given it
+mkdir -p "$t/src3/blobs"
+printf 'not what the name says\n' > "$t/src3/blobs/$(printf 'x' | sha256sum | cut -d' ' -f1)"
+JACCL_SYNC_RUNS=1 js --hostfile "$t/mesh.json" --verify-sha256 --json "lx1:$t/src3" "$t/v3/%h" \
+    >"$t/out" 2>"$t/err"
+isd "$?" 1 "--verify-sha256: a wrong blob fails the sync" "$t/err"
+grep -q '"why":"its SHA-256 is [0-9a-f]*, not its name"' "$t/out" && [ -z "$(ls -A "$t/v3/lx2/blobs")" ]
+okd $? "--verify-sha256: named, and left under no name" "$t/out"
+JACCL_SYNC_RUNS=1 js --hostfile "$t/mesh.json" "lx1:$t/src3" "$t/v3/%h" >/dev/null 2>&1
+ok $? "without --verify-sha256 the same blob is copied"
 # --over ethernet: the management network carries it instead
 mgmt2=$(rx_mgmt lx2)
 js --hostfile "$t/mesh.json" --over ethernet "lx1:$t/src" "$t/eth/%h" >"$t/out" 2>"$t/err"
@@ -287,6 +298,24 @@ JACCL_SYNC_RUNS=1 js --hostfile "$t/mesh.json" "lx1:$t/src2" "$t/dst2/%h" >"$t/o
 isd "$?" 1 "link in a destination: exit 1 (lx3 incomplete)" "$t/err"
 [ -z "$(ls -A "$t/outside")" ]; ok $? "link in a destination: nothing written through it"
 is "$(cat "$t/dst2/lx2/d/f" "$t/dst2/lx4/d/f" 2>&1)" "$(printf 'x\nx')" "link in a destination: the other hosts complete"
+fi
+
+if only wires; then
+# --- a pair with two cables: both carry chunks
+if lv_up linux-pair-2cables && lv_address; then
+	CFG=$(sim_ssh_config)
+	lv_hostfile "$t/pair2.json" jaccl
+	rxif() { ip netns exec "$(sim_ns lx2)" cat "/sys/class/net/$1/statistics/rx_bytes"; }
+	a1=$(rxif eth1) a2=$(rxif eth2)
+	js --hostfile "$t/pair2.json" "lx1:$t/src" "$t/w/%h" >"$t/out" 2>"$t/err"
+	isd "$?" 0 "two cables: exit 0" "$t/err"
+	d1=$(( $(rxif eth1) - a1 )) d2=$(( $(rxif eth2) - a2 ))
+	[ "$d1" -ge 2000000 ] && [ "$d2" -ge 2000000 ]
+	ok $? "two cables: each carried a share ($d1 and $d2 bytes of 6 MB)"
+	same_trees "two cables" "$t/w" lx2
+else
+	ok 1 "two cables: cluster up"
+fi
 fi
 
 if only macs; then
