@@ -122,6 +122,16 @@ assert r["event"] == "result" and r["ok"] is True and r["code"] == "ok", r
 assert [h["state"] for h in r["hosts"]] == ["source", "complete", "complete", "complete"], r["hosts"]
 assert all(h["written"] == 0 for h in r["hosts"]), r["hosts"]'
 ok $? "second run: --json says every host complete, nothing written"
+# progress: on a terminal (script gives it one) the lines are redrawn in place;
+# elsewhere plain lines, one per host
+script -qec "$JACCL_CONFIG sync -F '$CFG' --timeout $TO --hostfile '$t/mesh.json' 'lx1:$t/src' '$t/dst/%h'" \
+    /dev/null >"$t/tty" 2>&1
+grep -q "$(printf '\033')\\[K" "$t/tty" && grep -q 'lx3: .*done' "$t/tty"
+okd $? "progress on a terminal: each host's line redrawn (ESC [K)" "$t/tty"
+js --hostfile "$t/mesh.json" "lx1:$t/src" "$t/dst/%h" >/dev/null 2>"$t/plain"
+grep -c "$(printf '\033')" "$t/plain" | grep -qx 0 &&
+    grep -Eq '^lx2: [0-9.]+ [kMG]?B of [0-9.]+ [kMG]?B, .*done$' "$t/plain"
+okd $? "progress elsewhere: plain lines" "$t/plain"
 # --checksum: a destination file changed without its size or mtime
 f=$t/dst/lx3/other/key
 m=$(stat -c %y "$f"); printf 'SECRET\n' > "$f"; touch -d "$m" "$f"
