@@ -410,11 +410,53 @@ dest_hello(struct rk *R)
 
 /* ---- outgoing connections ---- */
 
+/*
+ * Chunk buffers are kept for reuse: a fresh 1 MiB from malloc is a fresh
+ * mapping, and its page faults cost more than the copy itself.
+ */
+#define POOL_MAX 64
+
+static struct payload *pool[POOL_MAX];
+static size_t npool;
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct payload *
+pl_new(size_t len)
+{
+	struct payload *p = NULL;
+
+	pthread_mutex_lock(&pool_mu);
+	if (npool > 0)
+		p = pool[--npool];
+	pthread_mutex_unlock(&pool_mu);
+	if (p == NULL)
+		p = xmalloc(sizeof(*p) + SYNC_CHUNK);
+	p->ref = 1;
+	p->len = len;
+	return p;
+}
+
 static void
 pl_unref(struct payload *p)
 {
-	if (p != NULL && __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) == 0)
-		free(p);
+	if (p == NULL || __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pthread_mutex_lock(&pool_mu);
+	if (npool < POOL_MAX) {
+		pool[npool++] = p;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&pool_mu);
+	free(p);
+}
+
+static void
+pool_drain(void)
+{
+	pthread_mutex_lock(&pool_mu);
+	while (npool > 0)
+		free(pool[--npool]);
+	pthread_mutex_unlock(&pool_mu);
 }
 
 static void
@@ -791,9 +833,7 @@ reader_main(void *arg)
 		    f.len != chunk_len(&R->tree.v[f.file], f.chunk)))))
 			rc = -EPROTO;
 		if (rc == 0 && f.type == SYNC_F_CHUNK) {
-			pl = xmalloc(sizeof(*pl) + f.len);
-			pl->ref = 1;
-			pl->len = f.len;
+			pl = pl_new(f.len);
 			rc = rt_io_read_all(fd, pl->data, f.len, jc_now() + R->timeout);
 		}
 		if (rc == -EPIPE && any_done)
@@ -953,9 +993,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			if (held >= 0 && (long)seq == held)
 				hold(hs);
 			f.len = (uint32_t)chunk_len(e, c);
-			pl = xmalloc(sizeof(*pl) + f.len);
-			pl->ref = 1;
-			pl->len = f.len;
+			pl = pl_new(f.len);
 			got = pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK);
 			if (got != (ssize_t)f.len) {
 				pl_unref(pl);
@@ -1544,5 +1582,6 @@ out:
 	free(R.fs);
 	sync_tree_free(&R.tree);
 	free(R.root);
+	pool_drain();
 	return rc;
 }
