@@ -791,7 +791,9 @@ one_run(const struct jc_hostfile *hf, const struct sync_opts *o, struct sync_gra
 					blame(&S, G, alive, res, blamed, u, (int)r, strchr(w, ':') ?
 					    strchr(w, ':') + 2 : w);
 			}
-		} else if ((int)r != src && S.planned && !S.refused) {
+		} else if ((int)r != src && S.planned && !S.refused &&
+		    strcmp(hr->state, "complete") != 0) {
+			/* stopped before its end (another host failed): what it has stays */
 			free(hr->state);
 			hr->state = xstrdup("incomplete");
 		}
@@ -862,8 +864,8 @@ sync_run(const struct jc_hostfile *hf, const struct sync_opts *o, json_t **resul
 				continue;
 			if ((int)i == o->source)
 				src = (int)na;
-			if ((int)i == o->source || strcmp(res[i].state, "complete") != 0)
-				alive[na++] = (int)i;
+			/* complete hosts too: they forward to the others */
+			alive[na++] = (int)i;
 		}
 		if (src < 0 || na < 2)
 			break;
