@@ -401,11 +401,23 @@ plan(struct srun *S)
 	sync_route_plan(&g, S->src, &S->route);
 	S->have_route = true;
 	if (S->o->event != NULL) {
-		struct jc_hostfile sub = *S->hf;
-		json_t *rj;
+		/* the route of this run, each part's edges by host name */
+		json_t *parts = json_array(), *rj;
 
-		(void)sub;
-		rj = json_pack("{s:s,s:s}", "ev", "route", "kind", kind_name(S->route.kind));
+		for (size_t p = 0; p < S->route.nparts; p++) {
+			json_t *edges = json_array();
+
+			for (size_t v = 0; v < n; v++) {
+				int u = sync_route_parent(&S->route, p, v);
+
+				if (u >= 0)
+					json_array_append_new(edges, json_pack("{s:s,s:s}", "from",
+					    S->h[u].name, "to", S->h[v].name));
+			}
+			json_array_append_new(parts, edges);
+		}
+		rj = json_pack("{s:s,s:s,s:o}", "ev", "route", "kind", kind_name(S->route.kind),
+		    "parts", parts);
 		S->o->event(S->o->arg, NULL, rj);
 		json_decref(rj);
 	}

@@ -205,6 +205,12 @@ isd "$?" 0 "damaged chunk: exit 0" "$t/err"
 same_trees "damaged chunk" "$t/dst" lx2 lx3 lx4
 grep -q '"event":"bad-chunk"' "$t/out" && tail -n 1 "$t/out" | grep -q '"runs":2'
 okd $? "damaged chunk: reported, and a second run sent it" "$t/out"
+grep '"event":"route"' "$t/out" | head -n 1 | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+e = [(x["from"], x["to"]) for x in r["parts"][0]]
+assert r["kind"] == "chain" and e == [("lx1", "lx2"), ("lx2", "lx3"), ("lx3", "lx4")], r'
+okd $? "--json: the route event, the chain in ring order" "$t/out"
 fi
 
 if only resume; then
