@@ -25,6 +25,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "rt_io.h"
 #include "sync_core.h"
 #include "sync_rank.h"
@@ -951,8 +953,9 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 		const char *spec;
 		struct sync_hash fh;
 		struct sync_frame fe = { .type = SYNC_F_FEND };
+		XXH3_state_t *st = NULL;
 		int fd;
-		bool all;
+		bool all, short_read = false;
 
 		snprintf(k, sizeof(k), "%zu", i);
 		v = json_object_get(send, k);
@@ -967,7 +970,18 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			memset(want, 1, nch);
 		path = full_path(R, e->path);
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 || sync_hash_fd(fd, &fh) < 0) {
+		/*
+		 * The file's hash: the scan's (--checksum), or taken from the
+		 * chunks as they are read when all of them go, else (a resumed
+		 * file) from a read of the whole file first.
+		 */
+		if (fd >= 0 && e->hashed) {
+			fh = e->hash;
+		} else if (fd >= 0 && all) {
+			st = XXH3_createState();
+			XXH3_128bits_reset(st);
+		}
+		if (fd < 0 || (!e->hashed && !all && sync_hash_fd(fd, &fh) < 0)) {
 			emit(R, json_pack("{s:s,s:s,s:s}", "ev", "source-error", "path", e->path,
 			    "why", strerror(errno)));
 			if (fd >= 0)
@@ -988,6 +1002,8 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 				close(fd);
 				free(path);
 				free(want);
+				if (st != NULL)
+					XXH3_freeState(st);
 				return 1;
 			}
 			if (held >= 0 && (long)seq == held)
@@ -996,9 +1012,13 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			pl = pl_new(f.len);
 			got = pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK);
 			if (got != (ssize_t)f.len) {
+				/* the file changed under us: no FEND, the hosts stay incomplete */
 				pl_unref(pl);
+				short_read = true;
 				break;
 			}
+			if (st != NULL)
+				XXH3_128bits_update(st, pl->data, pl->len);
 			f.hash = sync_hash_buf(pl->data, pl->len);
 			if ((long)seq == corrupt && pl->len > 0)
 				pl->data[pl->len / 2] ^= 0x5a;
@@ -1006,6 +1026,21 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			forward(R, &f, pl);
 			pl_unref(pl);
 			seq++;
+		}
+		if (st != NULL) {
+			XXH128_hash_t d = XXH3_128bits_digest(st);
+
+			fh = (struct sync_hash){ d.high64, d.low64 };
+			XXH3_freeState(st);
+			st = NULL;
+		}
+		if (short_read) {
+			emit(R, json_pack("{s:s,s:s,s:s}", "ev", "source-error", "path", e->path,
+			    "why", "shorter than when it was scanned"));
+			close(fd);
+			free(path);
+			free(want);
+			continue;
 		}
 		fe.file = (uint32_t)i;
 		fe.chunk = nch;
