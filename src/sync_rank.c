@@ -940,11 +940,18 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 {
 	long corrupt = env_long("JACCL_SYNC_CORRUPT"), stop = env_long("JACCL_SYNC_STOP_AFTER");
 	const char *hs = getenv("JACCL_SYNC_HOLD");
-	long held = hs ? atol(hs) : -1;
+	long held = -1;
 	uint64_t seq = 0;
 	json_t *v;
 
 	(void)err;
+	if (hs != NULL) {
+		char *n = xstrndup(hs, strcspn(hs, ":"));
+
+		if (!jc_parse_int(n, 0, 1L << 40, &held))
+			held = -1;
+		free(n);
+	}
 	for (size_t i = 0; i < R->tree.n; i++) {
 		const struct sync_entry *e = &R->tree.v[i];
 		uint32_t nch = sync_nchunks(e->size);

@@ -436,8 +436,13 @@ cmd_sync(struct jc_opts *o)
 	so.verify_sha256 = o->verify_sha256;
 	so.over_ethernet = o->over != NULL && strcmp(o->over, "ethernet") == 0;
 	so.timeout = o->timeout;
-	if (getenv("JACCL_SYNC_RUNS") != NULL)
-		so.max_runs = atoi(getenv("JACCL_SYNC_RUNS"));
+	{
+		const char *runs = getenv("JACCL_SYNC_RUNS");
+		long k;
+
+		if (runs != NULL && jc_parse_int(runs, 1, 100, &k))
+			so.max_runs = (int)k;
+	}
 	so.interrupted = &cli_interrupted;
 	memset(&P, 0, sizeof(P));
 	pthread_mutex_init(&P.mu, NULL);
