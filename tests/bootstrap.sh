@@ -10,8 +10,8 @@ set -eu
 cd "$(dirname "$0")/.."
 mode=${1:-check}
 
-BUILD_DEPS="autoconf automake libtool pkg-config make gcc libc6-dev libssh-dev libjansson-dev libgraphviz-dev libxml2-dev libibverbs-dev"
-TEST_DEPS="graphviz openssh-server openssh-client iproute2 iputils-ping python3 mandoc clang libclang-rt-14-dev util-linux procps iperf3 nftables g++ nlohmann-json3-dev zsh fish sudo ruby man-db dpkg-dev debhelper fakeroot lintian"
+BUILD_DEPS="autoconf automake libtool pkg-config make gcc libc6-dev libssh-dev libjansson-dev libgraphviz-dev libxml2-dev libibverbs-dev libxxhash-dev"
+TEST_DEPS="graphviz openssh-server openssh-client iproute2 iputils-ping python3 mandoc clang libclang-rt-14-dev util-linux procps iperf3 nftables g++ nlohmann-json3-dev zsh fish sudo ruby man-db dpkg-dev debhelper fakeroot lintian rsync"
 
 install() {
 	missing=""

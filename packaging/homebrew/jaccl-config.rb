@@ -22,6 +22,7 @@ class JacclConfig < Formula
   depends_on "graphviz"
   depends_on "jansson"
   depends_on "libssh"
+  depends_on "xxhash"
 
   uses_from_macos "libxml2"
 

@@ -143,6 +143,15 @@ const struct jc_optdef jc_optdefs[] = {
 	{ OPT_PYTHON, "python", 0, required_argument, "PATH",
 	  "the Python the jobs run on every host (default: python3 on the hosts' PATH, then /opt/homebrew/bin/python3)",
 	  .kind = OPTK_STR, .dest = D(python) },
+	{ OPT_DRY_RUN, "dry-run", 'n', no_argument, NULL,
+	  "sync: print the route and the expected time, move nothing",
+	  .kind = OPTK_FLAG, .dest = D(dry_run) },
+	{ OPT_CHECKSUM, "checksum", 'c', no_argument, NULL,
+	  "sync: compare files by their hash, not by size and mtime",
+	  .kind = OPTK_FLAG, .dest = D(checksum) },
+	{ OPT_VERIFY_SHA256, "verify-sha256", 0, no_argument, NULL,
+	  "sync: check each file named by a SHA-256 (Hugging Face blobs) against its name",
+	  .kind = OPTK_FLAG, .dest = D(verify_sha256) },
 	{ OPT_HELP, "help", 'h', no_argument, NULL, "show this help and exit",
 	  .kind = OPTK_HELP },
 	{ OPT_VERSION, "version", 'V', no_argument, NULL, "show the version and exit",
@@ -170,7 +179,8 @@ static const enum jc_optid probe_opts[] = {
 static const enum jc_optid verify_opts[] = {
 	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT,
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_STARTING_PORT, OPT_ENV,
-	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_REMOTE_BIN, OPT_PYTHON, OPT__END
+	OPT_TIMEOUT, OPT_JSON, OPT_VERBOSE, OPT_MLX, OPT_REMOTE_BIN, OPT_PYTHON, OPT_STATE_DIR,
+	OPT__END
 };
 static const enum jc_optid verify_rank_opts[] = {
 	OPT_FABRIC, OPT_SIDE_CHANNEL, OPT_MIN_BW, OPT_TIMEOUT, OPT_JSON,
@@ -196,6 +206,12 @@ static const enum jc_optid watch_opts[] = {
 static const enum jc_optid sudoers_opts[] = {
 	HOST_OPTS, OPT_PERSIST, OPT__END
 };
+static const enum jc_optid sync_opts[] = {
+	OPT_HOSTFILE, OPT_SSH_CONFIG, OPT_ACCEPT_NEW, OPT_CONNECT_TIMEOUT, OPT_OVER,
+	OPT_DRY_RUN, OPT_CHECKSUM, OPT_VERIFY_SHA256, OPT_TIMEOUT, OPT_STATE_DIR, OPT_JSON,
+	OPT_VERBOSE, OPT_REMOTE_BIN, OPT__END
+};
+static const enum jc_optid sync_rank_opts[] = { OPT_VERBOSE, OPT__END };
 static const enum jc_optid completion_opts[] = { OPT__END };
 
 const struct jc_cmd jc_cmds[] = {
@@ -229,6 +245,12 @@ const struct jc_cmd jc_cmds[] = {
 	{ "sudoers", cmd_sudoers, "",
 	  "print the sudoers rule that allows exactly what setup, rollback and restore run",
 	  sudoers_opts, 0 },
+	{ "sync", cmd_sync, "SRC [DEST]",
+	  "copy a folder from one host onto every other host over the cables",
+	  sync_opts, JC_CMD_NEEDS_HOSTS },
+	{ "sync-rank", cmd_sync_rank, "",
+	  "one host's part of a sync, started by sync over SSH",
+	  sync_rank_opts, 0 },
 	{ "completion", cmd_completion, "bash|zsh|fish",
 	  "print the shell completion script (used by the build)",
 	  completion_opts, JC_CMD_HIDDEN },

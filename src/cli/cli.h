@@ -52,6 +52,9 @@ enum jc_optid {
 	OPT_MLX,
 	OPT_REMOTE_BIN,
 	OPT_PYTHON,
+	OPT_DRY_RUN,
+	OPT_CHECKSUM,
+	OPT_VERIFY_SHA256,
 	OPT_HELP,
 	OPT_VERSION,
 	OPT__END = -1,
@@ -121,6 +124,9 @@ struct jc_opts {
 	bool mlx;			/* verify: MLX's collectives too */
 	const char *remote_bin;		/* verify, launch: jaccl-config on the hosts */
 	const char *python;		/* --python: the Python the jobs run */
+	bool dry_run;			/* sync: print the route only */
+	bool checksum;			/* sync: compare files by hash */
+	bool verify_sha256;		/* sync: blobs against their names */
 	const char *state_dir;
 	const char *subnet;		/* --subnet CIDR: where the cables' /30s go */
 	bool persist;			/* --persist: setups that survive a reboot */

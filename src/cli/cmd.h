@@ -33,6 +33,8 @@ int cmd_restore(struct jc_opts *o);
 int cmd_doctor(struct jc_opts *o);
 int cmd_watch(struct jc_opts *o);
 int cmd_sudoers(struct jc_opts *o);	/* cmd_configure.c */
+int cmd_sync(struct jc_opts *o);		/* cmd_sync.c */
+int cmd_sync_rank(struct jc_opts *o);
 int cmd_completion(struct jc_opts *o);	/* completion.c */
 
 /* The reports of verify-rank's rank 0 and of verify, for people (verify_report.c). */

@@ -8,8 +8,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hostfile_check.h"
 #include "cmd.h"
@@ -66,6 +68,39 @@ verify_status(const json_t *rep)
 			return JC_EXIT_FAIL;
 	}
 	return JC_EXIT_VERIFY;
+}
+
+/*
+ * Keep the report in the state folder (verify.json), where sync --dry-run
+ * reads the measured cables; a failure to write it is only a warning.
+ */
+static void
+keep_report(const struct jc_opts *o, json_t *rep)
+{
+	const char *home = getenv("HOME");
+	char *dir = o->state_dir ? xstrdup(o->state_dir) :
+	    xasprintf("%s/.cache/jaccl-config", home && *home ? home : "/");
+	char *path = xasprintf("%s/verify.json", dir), *txt;
+	struct jc_err err = { 0 };
+
+	for (char *p = dir + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				break;
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	txt = json_dumps(rep, OUT_JSON_FLAGS);
+	if (txt != NULL && jc_write_atomic(path, txt, strlen(txt), 0644, &err) < 0)
+		jc_warn(NULL, "cannot keep the report in %s: %s", path, err.msg);
+	free(txt);
+	free(path);
+	free(dir);
 }
 
 /*
@@ -146,6 +181,7 @@ cmd_verify_hostfile(struct jc_opts *o, const struct jc_hostfile *hf,
 			jc_note(h0, "%s", hint);
 		free(hint);
 		rc = r == 0 ? JC_EXIT_OK : verify_status(rep);
+		keep_report(o, rep);
 		if (cli_interrupted)
 			rc = 128 + (int)cli_interrupted;
 		if (o->json) {

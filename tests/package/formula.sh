@@ -17,6 +17,7 @@ libssh libssh libssh-dev
 libxml-2.0 macos:libxml2 libxml2-dev
 libcgraph graphviz libgraphviz-dev
 libibverbs - libibverbs-dev
+libxxhash xxhash libxxhash-dev
 MAP
 
 if command -v ruby >/dev/null 2>&1; then
