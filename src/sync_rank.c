@@ -1562,7 +1562,11 @@ sync_rank_run(const struct sync_rank_io *io, struct jc_err *err)
 						json_array_append_new(failed, json_pack("{s:s,s:s}",
 						    "path", R.tree.v[i].path, "why", f->why));
 					json_array_append_new(missing, json_string(R.tree.v[i].path));
+					/* under the lock: SIGTERM's save waits for it, and
+					 * never ends the process halfway through a write */
+					pthread_mutex_lock(&R.mu);
 					save_map(&R, i);
+					pthread_mutex_unlock(&R.mu);
 					if (f->fd >= 0)
 						close(f->fd);
 					f->fd = -1;
