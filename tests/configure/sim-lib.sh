@@ -31,17 +31,33 @@ _state() {
 	done > "$1" 2>&1
 }
 
-# _sudo_runs H [FROM]: sudo invocations in H's fake command log (lines after
-# FROM), the passwordless check `sudo -n true` left out
+# _mark H: remember where H's fake command log and (a stock Mac) sudo's own
+# log end now: _sudo_runs, _priv_runs and _calls_since look at what follows
+_mark() {
+	_m_s=0
+	! sim_stock "$1" || _m_s=$(wc -l < "$SIM_DIR/hosts/$1/sudo.log")
+	echo "$(wc -l < "$(sim_calls "$1")") $_m_s" > "$t/slmark.$1"
+}
+_mark_calls() { cut -d' ' -f1 "$t/slmark.$1"; }
+_mark_sudo() { cut -d' ' -f2 "$t/slmark.$1"; }
+
+# _calls_since H: H's fake command log after the mark
+_calls_since() { tail -n +$(($(_mark_calls "$1") + 1)) "$(sim_calls "$1")"; }
+
+# _sudo_runs H: sudo invocations on H after the mark, the passwordless check
+# `sudo -n true` left out: in the fake sudo's lines of the fake command log
+# (the old Macs), in the real sudo's own log on a stock Mac
 _sudo_runs() {
-	tail -n +$((${2:-0} + 1)) "$(sim_calls "$1")" |
-	    awk '$3 == "sudo" && !(NF == 5 && $4 == "-n" && $5 == "true")' | wc -l
+	if sim_stock "$1"; then
+		tail -n +$(($(_mark_sudo "$1") + 1)) "$SIM_DIR/hosts/$1/sudo.log" |
+		    grep ' COMMAND=' | grep -vc ' COMMAND=/usr/bin/true$'
+	else
+		_calls_since "$1" | awk '$3 == "sudo" && !(NF == 5 && $4 == "-n" && $5 == "true")' | wc -l
+	fi
 }
 
-# _priv_runs H [FROM]: fake commands H ran as root (through sudo)
-_priv_runs() {
-	tail -n +$((${2:-0} + 1)) "$(sim_calls "$1")" | grep -c '^rc=[^ ]* sudo=1 '
-}
+# _priv_runs H: fake commands H ran as root (through sudo) after the mark
+_priv_runs() { _calls_since "$1" | grep -c '^rc=[^ ]* sudo=1 '; }
 
 # _sshd_lines H: lines in H's sshd log; _sshd_new H FROM TEXT: lines after
 # FROM that hold TEXT
@@ -67,6 +83,7 @@ apply_suite() {
 
 	for h in $(_hosts); do
 		_sshd_lines "$h" > "$t/sshd0.$h"
+		! _is_mac "$h" || _mark "$h"
 	done
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
@@ -174,12 +191,12 @@ for h in d["plan"]:
 
 	[ "${2:-}" = rollback ] || return 0
 	victim=$(_hosts | sed -n 2p)
-	if ! [ -x "$SIM_DIR/hosts/$victim/bin/sudo" ]; then
+	if ! [ -x "$SIM_DIR/hosts/$victim/bin/sudo" ] && ! sim_stock "$victim"; then
 		skip "$topo: this machine's own sudo runs on Linux hosts: no failure injection"
 		return 0
 	fi
 	echo 3 > "$SIM_DIR/hosts/$victim/fail-sudo"
-	_is_mac "$victim" && from=$(wc -l < "$(sim_calls "$victim")")
+	! _is_mac "$victim" || _mark "$victim"
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
 	r=$?
@@ -192,10 +209,10 @@ for h in d["plan"]:
 		# the third command failed inside the host's one setup script: one sudo
 		# for the setup (then one per undo command), three commands run as root
 		# (the third refused by fail-sudo), and the script stopped there
-		tail -n +$((from + 1)) "$(sim_calls "$victim")" > "$t/vcalls"
+		_calls_since "$victim" > "$t/vcalls"
 		nundo=$(grep -c "^\[#\] $victim: .*(undo)" "$t/err")
 		nsetup=$(grep "^\[#\] $victim: " "$t/err" | grep -vc '(undo)')
-		[ "$(_sudo_runs "$victim" "$from")" = $((1 + nundo)) ] && [ "$nsetup" = 3 ] &&
+		[ "$(_sudo_runs "$victim")" = $((1 + nundo)) ] && [ "$nsetup" = 3 ] &&
 		    [ "$(grep -c '^rc=[^ ]* sudo=1 ' "$t/vcalls")" = $((3 + nundo)) ]
 		ok $? "$topo: ... the third command failed inside $victim's one sudo script, which stopped there (the fakes' log)"
 	else
