@@ -69,7 +69,25 @@ if [ -n "${JC_IN_PACKAGE_BUILD:-}" ] || [ "$(id -u)" -ne 0 ] || ! unshare -n tru
 	exit
 fi
 sim_up mini-ring4 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
-for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+# calls H: the commands run on H, sorted: the fake commands' log, and each
+# `sudo -n true` from the log of the fake sudo (the old Macs) or of the real
+# one (a stock Mac: its sudo logs the command it ran, /usr/bin/true)
+calls() {
+	if sim_stock "$1"; then
+		grep -v ' sudo -n true$' "$(sim_calls "$1")"
+		sim_sudo_log "$1" | grep ' COMMAND=/usr/bin/true$' | sed 's/.*/rc=exec sudo=0 sudo -n true/'
+	else
+		cat "$(sim_calls "$1")"
+	fi | sort
+}
+# forget: empty on every host the logs calls reads
+forget() {
+	for _h in $(sim_hosts | tr , ' '); do
+		: >"$(sim_calls "$_h")"
+		! sim_stock "$_h" || : >"$SIM_DIR/hosts/$_h/sudo.log"
+	done
+}
+forget
 "$JACCL_CONFIG" probe --json --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" --save "$t/b" \
     >"$t/inv.json" 2>"$t/err"
 is "$?" 0 "probe of 4 Macs: exit 0"
@@ -85,7 +103,7 @@ rc=0 sudo=0 uname -sn
 rc=exec sudo=0 sudo -n true
 EOF
 for h in $(sim_hosts | tr , ' '); do
-	sort "$(sim_calls "$h")" >"$t/got"
+	calls "$h" >"$t/got"
 	cmp -s "$t/got" "$t/want"
 	ok $? "$h: the 9 commands of the probe, each once"
 	cmp -s "$t/got" "$t/want" || diag "$(diff "$t/want" "$t/got")"
@@ -103,7 +121,7 @@ diag "$(cat "$t/cmp")"
 # exactly the lines of WANT (in any order)
 calls_are() {
 	for h in $(sim_hosts | tr , ' '); do
-		sort "$(sim_calls "$h")" >"$t/got"
+		calls "$h" >"$t/got"
 		cmp -s "$t/got" "$1"
 		ok $? "$h: $2"
 		cmp -s "$t/got" "$1" || diag "$(diff "$1" "$t/got")"
@@ -115,7 +133,7 @@ calls_are() {
 # two), and the DOT is the one the bundle saved above gives, which has
 # every output. --dot -v (its nodes show the model and RDMA) runs the
 # probe's commands but sudo -n true, and its DOT too is the bundle's.
-for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+forget
 "$JACCL_CONFIG" --dot --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live.dot" 2>"$t/err"
 is "$?" 0 "--dot on 4 Macs: exit 0"
 grep -e ' uname -sn$' -e ' networksetup ' -e ' system_profiler ' "$t/want" >"$t/want-dot"
@@ -124,7 +142,7 @@ calls_are "$t/want-dot" "--dot runs uname -sn, networksetup and system_profiler,
 cmp -s "$t/live.dot" "$t/bundle.dot" && grep -q -- '--' "$t/live.dot" &&
     cmp -s "$t/err" "$t/bundle.err"
 ok $? "--dot: the same graph and messages live as from the bundle of every output"
-for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+forget
 "$JACCL_CONFIG" --dot -v --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" >"$t/live-v.dot" 2>"$t/err"
 is "$?" 0 "--dot -v on 4 Macs: exit 0"
 grep -v ' sudo -n true$' "$t/want" >"$t/want-dotv"
@@ -133,12 +151,12 @@ calls_are "$t/want-dotv" "--dot -v runs the probe's commands but sudo, each once
 cmp -s "$t/live-v.dot" "$t/bundle-v.dot" && grep -q 'Mac16,11' "$t/live-v.dot"
 ok $? "--dot -v: the same extended graph live as from the bundle, with the model"
 # --auto-setup needs every host's answer to sudo -n true, once
-for h in $(sim_hosts | tr , ' '); do : >"$(sim_calls "$h")"; done
+forget
 "$JACCL_CONFIG" --auto-setup --hosts "$(sim_hosts)" -F "$(sim_ssh_config)" \
     --state-dir "$t/state" --output-hostfile "$t/hf.json" >"$t/out" 2>"$t/err"
 is "$?" 0 "--auto-setup on 4 Macs: exit 0"
 for h in $(sim_hosts | tr , ' '); do
-	is "$(grep -c '^rc=exec sudo=0 sudo -n true$' "$(sim_calls "$h")")" 1 \
+	is "$(calls "$h" | grep -c '^rc=exec sudo=0 sudo -n true$')" 1 \
 	    "$h: --auto-setup asks sudo -n true once"
 done
 done_testing
