@@ -52,10 +52,12 @@ probe --hosts mini1,mini2 >"$t/out" 2>"$t/err"
 is "$?" 0 "the recorded key is accepted next time"
 cp "$t/known_hosts.orig" "$kh"
 
-# user@host:port overrides the configuration's user and port
-probe --hosts root@mini1:22,nosuchuser@mini2 --ignore-unreachable --json >"$t/out" 2>"$t/err"
+# user@host:port overrides the configuration's user and port (the user
+# that logs in: root on the old Macs, admin on a stock Mac)
+u=$(sim_user mini1)
+probe --hosts "$u@mini1:22,nosuchuser@mini2" --ignore-unreachable --json >"$t/out" 2>"$t/err"
 is "$(python3 -c 'import json,sys; print(" ".join(h["name"] + "/" + h["user"] + "/" + str(h["port"]) for h in json.load(open(sys.argv[1]))["hosts"]))' "$t/out")" \
-    "mini1/root/22" "root@mini1:22 is probed as mini1, user root, port 22"
+    "mini1/$u/22" "$u@mini1:22 is probed as mini1, user $u, port 22"
 grep -q "^jaccl-config: mini2: warning: unreachable, left out: permission denied for nosuchuser@mini2" "$t/err"
 ok $? "the user of nosuchuser@mini2 is the one that logs in (and is refused)"
 probe --hosts mini1,nosuchuser@mini2 --json >"$t/out" 2>"$t/err"
