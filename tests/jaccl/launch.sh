@@ -16,14 +16,26 @@
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
 sim_require
 jaccl_need small
-BENCH="$JACCL_BUILD/small/jaccl_allreduce_bench"
 # every JACCL run is bounded: a hang is a failure, not a stuck test
-JENV="--env LD_LIBRARY_PATH=$t/lib"
 jc() { timeout "${JC_TIMEOUT:-240}" "$JACCL_CONFIG" "$@"; }
+
+# stage: the bench and softverbs (also as librdma.dylib, the name JACCL
+# opens) in the cluster's shared folder, the one path of the client's that
+# every host sees (a stock Mac sees neither the build tree nor $t)
+stage() {
+	local s
+	s=$(sim_shared)
+	mkdir -p "$s/lib" && cp "$JACCL_BUILD/small/jaccl_allreduce_bench" "$s/" &&
+	    cp "$SOFTVERBS_LIB" "$s/lib/libsoftverbs.so" && ln -sf libsoftverbs.so "$s/lib/librdma.dylib" &&
+	    chmod -R a+rX "$s" || return 1
+	BENCH=$s/jaccl_allreduce_bench
+	HOST_VERBS=$s/lib/libsoftverbs.so
+	JENV="--env LD_LIBRARY_PATH=$s/lib"
+}
 
 # setup TOPOLOGY: cluster up, --auto-setup writes $t/h.json
 setup() {
-	sim_up "$1" || return 1
+	sim_up "$1" && stage || return 1
 	CFG=$(sim_ssh_config)
 	jc --hosts "$(sim_hosts)" -F "$CFG" --connect-timeout 60 --command-timeout 300 \
 	    --state-dir "$t/st.$1" --auto-setup --output-hostfile "$t/h.json" \
@@ -65,7 +77,7 @@ PY
 	ra=$(python3 -c 'import json,sys; print([h["ssh"] for h in json.load(open(sys.argv[1]))["hosts"]].index(sys.argv[2]))' "$t/h.json" "$a")
 	rb=$(python3 -c 'import json,sys; print([h["ssh"] for h in json.load(open(sys.argv[1]))["hosts"]].index(sys.argv[2]))' "$t/h.json" "$b")
 	jc verify --hostfile "$t/h.json" -F "$CFG" --connect-timeout 60 --fabric verbs \
-	    --env JACCL_IBVERBS_LIB="$SOFTVERBS_LIB" --env JACCL_VERIFY_MB=1 \
+	    --env JACCL_IBVERBS_LIB="$HOST_VERBS" --env JACCL_VERIFY_MB=1 \
 	    --env JACCL_VERIFY_MAX_MB=1 --timeout 10 --json >"$t/verify.json" 2>"$t/verify.err"
 	st=$?
 	python3 - "$t/verify.json" "$ra" "$rb" "rdma_$aif" "rdma_$bif" <<'PY'
@@ -82,7 +94,7 @@ PY
 	r=$?
 	ok $(( st != 0 && r == 0 ? 0 : 1 )) "cable $a:$aif - $b:$bif down: verify fails and names rdma_$aif and rdma_$bif"
 	[ $r = 0 ] || { diag "verify exit $st"; show "$t/verify.json" 20; show "$t/verify.err"; }
-	JENV="--env LD_LIBRARY_PATH=$t/lib --env SOFTVERBS_DEBUG=1" run_bench
+	JENV="$JENV --env SOFTVERBS_DEBUG=1" run_bench
 	st=$?
 	# JACCL fails where its verbs device refuses: only at the cable's ends
 	# (the launcher stops the others once one rank died), and softverbs says
