@@ -24,14 +24,24 @@ mlx_up studio-mesh4 || { echo "Bail out! cannot bring the simulated cluster up";
     --output-hostfile "$t/h.json" < /dev/null > "$t/setup.out" 2> "$t/setup.err"
 ok $? "jaccl-config --auto-setup --output-hostfile h.json"
 
+# The bench, softverbs (as librdma.dylib, the name JACCL opens) and the
+# ranks' files go in the cluster's shared folder, the one path of the
+# client's that every host sees (a stock Mac sees neither the build tree
+# nor $t), where the ssh user of every host may write.
+sh_dir=$(sim_shared)
+mkdir -p "$sh_dir/lib" && cp "$JACCL_BUILD/small/jaccl_allreduce_bench" "$sh_dir/" &&
+    cp "$SOFTVERBS_LIB" "$sh_dir/lib/libsoftverbs.so" && ln -sf libsoftverbs.so "$sh_dir/lib/librdma.dylib" &&
+    chmod -R a+rX "$sh_dir"
+ok $? "the bench and softverbs in the folder every host sees"
+
 # run_job: mlx.launch starts the bench on every rank, each rank's output and
-# status in $t/r.
+# status in $sh_dir/r.
 run_job() {
-	rm -rf "$t/r"
-	mkdir -p "$t/r"
-	mlx_launch --hostfile "$t/h.json" --env LD_LIBRARY_PATH="$t/lib" -- \
+	rm -rf "$sh_dir/r"
+	mkdir -p "$sh_dir/r" && chmod 1777 "$sh_dir/r"
+	mlx_launch --hostfile "$t/h.json" --env LD_LIBRARY_PATH="$sh_dir/lib" -- \
 	    sh -c '"$@" > "$0/rank$MLX_RANK.out" 2> "$0/rank$MLX_RANK.err"; echo $? > "$0/rank$MLX_RANK.status"' \
-	    "$t/r" "$JACCL_BUILD/small/jaccl_allreduce_bench" -c -w 1 -n 1 -b 1K -e 1M -f 4 \
+	    "$sh_dir/r" "$sh_dir/jaccl_allreduce_bench" -c -w 1 -n 1 -b 1K -e 1M -f 4 \
 	    > "$t/launch.out" 2> "$t/launch.err"
 }
 run_job
@@ -40,21 +50,21 @@ st=$?
 # that connects while rank 0 accepts another is reset (errno 104) and the
 # job aborts. That is MLX's limit, not this cluster's: the job runs once
 # more, and the assertions below are on that run.
-if grep -qs 'Recv failed with errno=104' "$t/r"/rank*.err; then
+if grep -qs 'Recv failed with errno=104' "$sh_dir/r"/rank*.err; then
 	diag "JACCL's coordinator reset a rank's connection (listen backlog 0): the job runs again"
 	run_job
 	st=$?
 fi
 is "$st" 0 "mlx.launch exits 0"
-is "$(cat "$t/r"/rank*.status 2>/dev/null | tr '\n' ' ')" "0 0 0 0 " \
+is "$(cat "$sh_dir/r"/rank*.status 2>/dev/null | tr '\n' ' ')" "0 0 0 0 " \
     "jaccl_allreduce_bench -c exits 0 on each of the 4 ranks mlx.launch started"
-rows=$(grep -cE '^ *[0-9]+ ' "$t/r/rank0.out" 2>/dev/null)
-good=$(grep -E '^ *[0-9]+ ' "$t/r/rank0.out" 2>/dev/null | awk '$NF == "OK"' | wc -l)
-[ "$rows" = 6 ] && [ "$good" = 6 ] && grep -q '^# Ranks: *4$' "$t/r/rank0.out" &&
-    grep -q '^# Done' "$t/r/rank0.out"
+rows=$(grep -cE '^ *[0-9]+ ' "$sh_dir/r/rank0.out" 2>/dev/null)
+good=$(grep -E '^ *[0-9]+ ' "$sh_dir/r/rank0.out" 2>/dev/null | awk '$NF == "OK"' | wc -l)
+[ "$rows" = 6 ] && [ "$good" = 6 ] && grep -q '^# Ranks: *4$' "$sh_dir/r/rank0.out" &&
+    grep -q '^# Done' "$sh_dir/r/rank0.out"
 ok $? "rank 0's table: 4 ranks, the 6 sizes from 1 KiB to 1 MiB each checked OK"
 if [ "$rows:$good" != 6:6 ]; then
-	for f in "$t/r/rank0.out" "$t/launch.err" "$t/r"/rank*.err; do
+	for f in "$sh_dir/r/rank0.out" "$t/launch.err" "$sh_dir/r"/rank*.err; do
 		[ -s "$f" ] && diag "== ${f##*/}" "$(grep -v 'Connection attempt' "$f" | tail -5)"
 	done
 fi
