@@ -65,7 +65,7 @@ ok $? "blocked: human output under mini3"
 ip -n "$(sim_ns mini3)" route del unreachable "$(sim_host_ip mini1)/32"
 
 # something listening on the coordinator port (a stale job)
-sim_exec mini1 python3 -c '
+sim_exec mini1 "$(sim_python)" -c '
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 32323)); s.listen(16); time.sleep(20)' >/dev/null 2>&1 &
