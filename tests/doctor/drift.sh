@@ -133,14 +133,21 @@ is "$(status drift)" "drift=ok" "after the fix: drift ok"
 sim_ssh mini2 "sudo ifconfig bridge0 down" >/dev/null
 
 # sleep, environment, firewall, MLX: each on one host
+# where a command over ssh finds what this sets: the old Macs' bash reads
+# ~/.bashrc, a stock Mac's zsh -c only ~/.zshenv; socketfilterfw is on the
+# old Macs' PATH, on a stock Mac only at its own path; the jobs' Python is
+# PATH's python3 on the old Macs, Homebrew's where PATH's is the stub
+rc=.bashrc fw=socketfilterfw pyp=python3
+if sim_stock mini1; then
+	rc=.zshenv fw=/usr/libexec/ApplicationFirewall/socketfilterfw pyp=/opt/homebrew/bin/python3
+fi
 sim_ssh mini2 "sudo pmset -a sleep 10"
-echo 'export MLX_METAL_FAST_SYNCH=1' >>"$SIM_DIR/hosts/mini3/home/.bashrc"
-sim_ssh mini1 "sudo socketfilterfw --setblockall on" >/dev/null
-site=$(sim_ssh mini3 "python3 -c 'import site; print(site.getusersitepackages())'")
-sim_exec mini3 sh -c "mkdir -p '$site/mlx-0.29.1.dist-info' &&
-    printf 'Metadata-Version: 2.1\nName: mlx\nVersion: 0.29.1\n' >'$site/mlx-0.29.1.dist-info/METADATA'"
-ok $? "mini3 gets mlx 0.29.1's package metadata in its user site-packages"
-py=$(sim_ssh mini1 "python3 -c 'import sys; print(sys.version.split()[0])'")
+echo 'export MLX_METAL_FAST_SYNCH=1' >>"$SIM_DIR/hosts/mini3/home/$rc"
+sim_ssh mini1 "sudo $fw --setblockall on" >/dev/null
+sim_mlx mini3 0.29.1
+ok $? "mini3 gets mlx 0.29.1's package metadata where its Python finds it"
+pyp=$(sim_ssh mini1 "command -v $pyp")
+py=$(sim_ssh mini1 "$pyp -c 'import sys; print(sys.version.split()[0])'")
 doctor
 is "$?" 8 "differences: exit 8"
 is "$(status $new)" \
@@ -156,7 +163,6 @@ is "$(findings login-env | cut -d'|' -f1-3)" \
 is "$(findings firewall | cut -d'|' -f1,2,4)" \
     "mini1|error|sudo /usr/libexec/ApplicationFirewall/socketfilterfw --setblockall off" \
     "firewall: block-all on mini1, with the fix"
-pyp=$(sim_ssh mini1 "command -v python3")
 is "$(findings software | cut -d'|' -f1-3)" \
     "mini1|error|no mlx in this Python ($pyp, Python $py), where the other hosts' jobs import mlx 0.29.1
 mini2|error|no mlx in this Python ($pyp, Python $py), where the other hosts' jobs import mlx 0.29.1" \
