@@ -46,19 +46,21 @@ wev_ends() { # wev_ends FILE KIND before|after
 	WEV_FMT=$(echo "$WEV_ENDS" | sed "s/CABLE/e[\"$3\"]/") wev "$1" "$2"
 }
 
-# remote_loops H: how many processes of host H run watch's remote loop or
-# an sshd session (beyond the listening sshd) right now.
+# remote_loops H: how many processes of host H run watch's remote loop,
+# and how many ssh sessions H has, right now. A session is counted once by
+# the sshd process named for it, "sshd: USER@TTY" (root's session is that
+# one process; another user's also has the privileged monitor "sshd: USER
+# [priv]", and the listening sshd is neither).
 remote_loops() {
 	_rl_n=0
-	_rl_sshd=0
 	for _rl_p in $(ip netns pids "$(sim_ns "$1")" 2>/dev/null); do
 		_rl_c=$(tr '\0' ' ' 2>/dev/null <"/proc/$_rl_p/cmdline") || continue
 		case $_rl_c in
 		*"jaccl-config watch loop"*) _rl_n=$((_rl_n + 1)) ;;
-		*sshd*) _rl_sshd=$((_rl_sshd + 1)) ;;
+		"sshd: "*@*) _rl_n=$((_rl_n + 1)) ;;
 		esac
 	done
-	echo $((_rl_n + (_rl_sshd > 1 ? _rl_sshd - 1 : 0)))
+	echo "$_rl_n"
 }
 
 # wait_no_loops H...: wait (up to 100 s) until no host of H... runs a remote
