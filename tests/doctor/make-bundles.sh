@@ -9,12 +9,16 @@
 # management network 10.0.1.0/24 replaces the simulator's.
 #   JACCL_CONFIG   the binary (default ./jaccl-config)
 #   KC_PREFIX, KC_MGMT_NET   namespace prefix and management /24 to use
+#   KC_STOCK       0 (default here): the old kind Macs, whose answers the
+#                  bundles in the tree are; 1: stock Macs
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 sim=$here/../sim
 out=$1
 jc=${JACCL_CONFIG:-./jaccl-config}
 export KC_PREFIX=${KC_PREFIX:-drb$$} KC_MGMT_NET=${KC_MGMT_NET:-10.237.9} KC_QUIET=1
+# the bundles in the tree are the old kind Macs' answers (KC_STOCK=1: stock Macs')
+export KC_STOCK=${KC_STOCK:-0}
 export KC_DIR=${TMPDIR:-/tmp}/$KC_PREFIX-sim
 . "$here/lib.sh"
 sim_cluster_json() { echo "$KC_DIR/cluster.json"; }

@@ -20,6 +20,8 @@
 # The management network 10.0.1.0/24 replaces the simulator's.
 #   JACCL_CONFIG   the binary (default ./jaccl-config)
 #   KC_PREFIX, KC_MGMT_NET   namespace prefix and management /24 to use
+#   KC_STOCK       0 (default here): the old kind Macs, whose answers the
+#                  bundles in the tree are; 1: stock Macs
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 sim=$here/../sim
@@ -27,6 +29,8 @@ out=$1
 states=$2
 jc=${JACCL_CONFIG:-./jaccl-config}
 export KC_PREFIX=${KC_PREFIX:-drd$$} KC_MGMT_NET=${KC_MGMT_NET:-10.237.8} KC_QUIET=1
+# the bundles in the tree are the old kind Macs' answers (KC_STOCK=1: stock Macs')
+export KC_STOCK=${KC_STOCK:-0}
 export KC_DIR=${TMPDIR:-/tmp}/$KC_PREFIX-sim
 trap 'bash "$sim/simcluster.sh" down >/dev/null 2>&1 || :' EXIT
 mkdir -p "$out" "$states"
