@@ -31,25 +31,25 @@ _state() {
 	done > "$1" 2>&1
 }
 
-# _mark H: remember where H's fake command log and (a stock Mac) sudo's own
+# _logmark H: remember where H's fake command log and (a stock Mac) sudo's own
 # log end now: _sudo_runs, _priv_runs and _calls_since look at what follows
-_mark() {
+_logmark() {
 	_m_s=0
 	! sim_stock "$1" || _m_s=$(wc -l < "$SIM_DIR/hosts/$1/sudo.log")
 	echo "$(wc -l < "$(sim_calls "$1")") $_m_s" > "$t/slmark.$1"
 }
-_mark_calls() { cut -d' ' -f1 "$t/slmark.$1"; }
-_mark_sudo() { cut -d' ' -f2 "$t/slmark.$1"; }
+_logmark_calls() { cut -d' ' -f1 "$t/slmark.$1"; }
+_logmark_sudo() { cut -d' ' -f2 "$t/slmark.$1"; }
 
 # _calls_since H: H's fake command log after the mark
-_calls_since() { tail -n +$(($(_mark_calls "$1") + 1)) "$(sim_calls "$1")"; }
+_calls_since() { tail -n +$(($(_logmark_calls "$1") + 1)) "$(sim_calls "$1")"; }
 
 # _sudo_runs H: sudo invocations on H after the mark, the passwordless check
 # `sudo -n true` left out: in the fake sudo's lines of the fake command log
 # (the old Macs), in the real sudo's own log on a stock Mac
 _sudo_runs() {
 	if sim_stock "$1"; then
-		tail -n +$(($(_mark_sudo "$1") + 1)) "$SIM_DIR/hosts/$1/sudo.log" |
+		tail -n +$(($(_logmark_sudo "$1") + 1)) "$SIM_DIR/hosts/$1/sudo.log" |
 		    grep ' COMMAND=' | grep -vc ' COMMAND=/usr/bin/true$'
 	else
 		_calls_since "$1" | awk '$3 == "sudo" && !(NF == 5 && $4 == "-n" && $5 == "true")' | wc -l
@@ -83,7 +83,7 @@ apply_suite() {
 
 	for h in $(_hosts); do
 		_sshd_lines "$h" > "$t/sshd0.$h"
-		! _is_mac "$h" || _mark "$h"
+		! _is_mac "$h" || _logmark "$h"
 	done
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --json --output-hostfile "$t/hf.json" < /dev/null > "$t/plan.json" 2> "$t/err"
@@ -196,7 +196,7 @@ for h in d["plan"]:
 		return 0
 	fi
 	echo 3 > "$SIM_DIR/hosts/$victim/fail-sudo"
-	! _is_mac "$victim" || _mark "$victim"
+	! _is_mac "$victim" || _logmark "$victim"
 	"$JACCL_CONFIG" --hosts "$hosts" -F "$cfg" $slow --state-dir "$st" --auto-setup \
 	    --output-hostfile "$t/hf3.json" < /dev/null > "$t/out" 2> "$t/err"
 	r=$?
