@@ -126,7 +126,7 @@ is "$(on firewall mac1)" "" "after the fix: no firewall finding on mac1"
 is "$(on coordinator mac3)$(on coordinator mac4)" "" \
     "after the fix: mac3 and mac4 reach the coordinator on mac1 (the firewall's rules let it through)"
 jv --timeout 10 --env JACCL_VERIFY_MB=1
-is "$?" 0 "after the fix: verify mac1 -- mac2 passes" || diag "$(tail -5 "$t/v.out" "$t/v.err")"
+is "$?" 0 "after the fix: verify mac1 -- mac2 passes" || diag "$(cat "$t/v.out" "$t/v.err" 2>&1 | tail -20)"
 grep -q 'could not reach the coordinator' "$t/v.err"
 ok $((!$?)) "... with no firewall hint"
 
