@@ -42,7 +42,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t i;
 		char *s = json_dumps(j, 0);
 
-		if (s == NULL || json_object_size(j) != 11)
+		if (s == NULL || json_object_size(j) != 12)
 			abort();
 		/* every string made it into the report (jansson wants UTF-8) */
 		json_array_foreach(json_object_get(j, "problems"), i, it)
