@@ -47,7 +47,7 @@ tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
     char *eb, size_t el)
 {
 	double deadline = jc_now() + c->timeout;
-	int lfd, one = 1, r;
+	int lfd, one = 1, r, strays = 0;
 	int32_t rank;
 
 	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0) {
@@ -71,8 +71,9 @@ tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
 		goto out;
 	}
 	rt_io_nonblock(lfd, 1);
-	for (int i = 1; i < c->size; i++) {
+	for (int i = 1; i < c->size;) {
 		int fd = rt_io_accept(lfd, deadline);
+		double rd = jc_now() + 5;
 
 		if (fd < 0) {
 			char list[256] = "";
@@ -89,23 +90,27 @@ tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
 			}
 			if (r == -ETIMEDOUT)
 				snprintf(eb, el, "%d rank(s) did not connect to the "
-				    "coordinator within %g s (missing: rank %s)", missing,
-				    c->timeout, list);
+				    "coordinator within %g s (missing: rank %s)%s", missing,
+				    c->timeout, list, strays ? "; connections that sent no "
+				    "valid rank were ignored" : "");
 			else
 				snprintf(eb, el, "Accept failed (error: %d)", -r);
 			goto out;
 		}
-		r = rt_io_read_all(fd, &rank, sizeof(rank), deadline);
+		/*
+		 * A rank sends its number at once. A connection that does not (a
+		 * port scan, another program's late connection attempt, a rank of
+		 * an earlier run) is closed and ignored: the coordinator waits on
+		 * for the ranks until its deadline.
+		 */
+		r = rt_io_read_all(fd, &rank, sizeof(rank), rd < deadline ? rd : deadline);
 		if (r < 0 || rank < 1 || rank >= c->size || c->fds[rank] >= 0) {
 			close(fd);
-			if (r == 0)
-				r = -EPROTO;
-			snprintf(eb, el, "a connection to the coordinator did not "
-			    "send a valid rank (%s)", r == -EPROTO ? "bad or duplicate rank" :
-			    strerror(-r));
-			goto out;
+			strays++;
+			continue;
 		}
 		c->fds[rank] = fd;
+		i++;
 	}
 	r = 0;
 out:

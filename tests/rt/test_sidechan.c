@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -137,6 +138,33 @@ run_all(const char *what, const char *spec, const char *coord, int size)
 	ok(good, "%s: %d ranks gathered every size", what, size);
 }
 
+/*
+ * A connection to the coordinator on 127.0.0.1:port that is not a rank:
+ * it sends the n bytes of data (none: it only connects), then closes.
+ * Retried until the coordinator listens (its listen is the event).
+ */
+static int
+stray(int port, const void *data, size_t n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int i = 0; i < 2000; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			int w = n == 0 || write(fd, data, n) == (ssize_t)n;
+
+			close(fd);
+			return w ? 0 : -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(10000);
+	}
+	return -1;
+}
+
 static char *
 make_dir(void)
 {
@@ -242,6 +270,32 @@ main(void)
 	spec = xasprintf("tcp=%s", coord);
 	run_all("tcp=ADDR", spec, NULL, 4);
 	free(spec);
+
+	/*
+	 * Connections to the coordinator that are not ranks (a port scan, a
+	 * connection attempt of another program that arrives late): closed and
+	 * ignored, the ranks still gather.
+	 */
+	{
+		int port = free_port();
+		int32_t bad = 99;
+		int good = 1;
+
+		snprintf(coord, sizeof(coord), "127.0.0.1:%d", port);
+		start(&R, 0, "tcp", coord, 3, 20, 1);
+		ok(stray(port, NULL, 0) == 0 && stray(port, &bad, sizeof(bad)) == 0 &&
+		    stray(port, "x", 1) == 0, "tcp: three stray connections reach the coordinator");
+		start(&R, 1, "tcp", coord, 3, 20, 1);
+		start(&R, 2, "tcp", coord, 3, 20, 1);
+		for (int r = 0; r < 3; r++) {
+			finish(&R, r);
+			if (R.status[r] != 0) {
+				good = 0;
+				diag("rank %d: status %d: %s", r, R.status[r], R.msg[r]);
+			}
+		}
+		ok(good, "tcp: ... they are ignored and the three ranks gather");
+	}
 
 	/* rank 2 never starts: rank 0 says so within the bound, rank 1 fails too */
 	snprintf(coord, sizeof(coord), "127.0.0.1:%d", free_port());
