@@ -69,12 +69,7 @@ raw_add(struct jc_raw *raw, const char *name, const char *data, size_t len, int 
 		}
 	if (o == NULL)
 		o = raw_append(raw, name);
-	o->data = xmalloc(len + 1);
-	if (len > 0)
-		memcpy(o->data, data, len);
-	o->data[len] = '\0';
-	o->len = len;
-	o->status = status;
+	raw_set(o, data, len, status);
 }
 
 void

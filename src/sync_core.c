@@ -761,3 +761,16 @@ sync_route_seconds(const struct sync_route *r, double bytes, const double *gbps)
 	free(load);
 	return worst;
 }
+
+char *
+sync_fmt_bytes(double b)
+{
+	const char *u[] = { "B", "kB", "MB", "GB", "TB" };
+	int k = 0;
+
+	while (b >= 1000 && k < 4) {
+		b /= 1000;
+		k++;
+	}
+	return k == 0 ? xasprintf("%.0f %s", b, u[k]) : xasprintf("%.1f %s", b, u[k]);
+}

@@ -189,4 +189,7 @@ void sync_route_load(const struct sync_route *r, double bytes, double *out);
  */
 double sync_route_seconds(const struct sync_route *r, double bytes, const double *gbps);
 
+/* b bytes for a person: "512 B", "1.5 MB" (powers of 1000). New string. */
+char *sync_fmt_bytes(double b);
+
 #endif

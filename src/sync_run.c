@@ -301,19 +301,6 @@ bits_or(const char *a, const char *b)
 	return s;
 }
 
-static char *
-human_bytes(double b)
-{
-	const char *u[] = { "B", "kB", "MB", "GB", "TB" };
-	int k = 0;
-
-	while (b >= 1000 && k < 4) {
-		b /= 1000;
-		k++;
-	}
-	return k == 0 ? xasprintf("%.0f %s", b, u[k]) : xasprintf("%.1f %s", b, u[k]);
-}
-
 /* Every hello is in: check, route, and send each rank its plan. */
 static void
 plan(struct srun *S)
@@ -337,7 +324,7 @@ plan(struct srun *S)
 			json_array_append_new(S->failures, json_sprintf("%s: cannot write in %s "
 			    "(or the nearest folder above it)", S->h[r].name, S->h[r].dest));
 		} else if (need > fr) {
-			char *a = human_bytes((double)need), *b = human_bytes((double)fr);
+			char *a = sync_fmt_bytes((double)need), *b = sync_fmt_bytes((double)fr);
 
 			json_array_append_new(S->refusals, json_pack("{s:s,s:s,s:I,s:I}", "host",
 			    S->h[r].name, "why", "free space", "needed", need, "free", fr));

@@ -89,23 +89,10 @@ struct prog {
 	bool tty, json;
 };
 
-static char *
-fmt_bytes(double b)
-{
-	const char *u[] = { "B", "kB", "MB", "GB", "TB" };
-	int k = 0;
-
-	while (b >= 1000 && k < 4) {
-		b /= 1000;
-		k++;
-	}
-	return k == 0 ? xasprintf("%.0f %s", b, u[k]) : xasprintf("%.1f %s", b, u[k]);
-}
-
 static void
 prog_line(FILE *fp, const struct hprog *h)
 {
-	char *w = fmt_bytes(h->written), *t = fmt_bytes(h->need), *r = fmt_bytes(h->rate);
+	char *w = sync_fmt_bytes(h->written), *t = sync_fmt_bytes(h->need), *r = sync_fmt_bytes(h->rate);
 
 	fprintf(fp, "%s: %s of %s, %s/s", h->host, w, t, r);
 	if (h->done)
@@ -312,7 +299,7 @@ dry_run(struct jc_opts *o, const struct jc_hostfile *hf, int source, const char 
 	sync_route_plan(&g, source, &r);
 	rj = sync_route_json(&r, hf, gbps, bytes);
 	if (bytes > 0) {
-		char *b = fmt_bytes(bytes);
+		char *b = sync_fmt_bytes(bytes);
 
 		json_object_set_new(rj, "bytes", json_integer((json_int_t)bytes));
 		json_object_set_new(rj, "bytes_text", json_string(b));
@@ -344,7 +331,7 @@ print_result(json_t *res)
 
 	json_array_foreach(hosts, i, h) {
 		const char *state = json_string_value(json_object_get(h, "state"));
-		char *w = fmt_bytes((double)json_integer_value(json_object_get(h, "written")));
+		char *w = sync_fmt_bytes((double)json_integer_value(json_object_get(h, "written")));
 
 		printf("%-20s %-11s %s written into %s\n",
 		    json_string_value(json_object_get(h, "host")), state, w,
