@@ -979,31 +979,60 @@ sha_block(uint32_t st[8], const unsigned char *p)
 }
 
 void
+jc_sha256_init(struct jc_sha256 *s)
+{
+	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+	    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+
+	memcpy(s->h, iv, sizeof(iv));
+	s->nblk = 0;
+	s->total = 0;
+}
+
+void
+jc_sha256_update(struct jc_sha256 *s, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	s->total += n;
+	while (n > 0) {
+		size_t k = 64 - s->nblk < n ? 64 - s->nblk : n;
+
+		memcpy(s->blk + s->nblk, p, k);
+		s->nblk += k;
+		p += k;
+		n -= k;
+		if (s->nblk == 64) {
+			sha_block(s->h, s->blk);
+			s->nblk = 0;
+		}
+	}
+}
+
+void
+jc_sha256_final(struct jc_sha256 *s, char out[65])
+{
+	uint64_t bits = s->total * 8;
+	unsigned char pad = 0x80, z = 0, len[8];
+
+	jc_sha256_update(s, &pad, 1);
+	while (s->nblk != 56)
+		jc_sha256_update(s, &z, 1);
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)(bits >> (56 - 8 * i));
+	jc_sha256_update(s, len, 8);
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 8 * i, 9, "%08x", s->h[i]);
+}
+
+void
 jc_sha256_hex(const void *data, size_t len, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
-	uint32_t st[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-		0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	const unsigned char *p = data;
-	unsigned char tail[128] = { 0 };
-	size_t rest = len % 64, ntail = rest < 56 ? 64 : 128;
-	uint64_t bits = (uint64_t)len * 8;
+	struct jc_sha256 s;
 
-	for (size_t i = 0; i + 64 <= len; i += 64)
-		sha_block(st, p + i);
-	memcpy(tail, p + (len - rest), rest);
-	tail[rest] = 0x80;
-	for (int i = 0; i < 8; i++)
-		tail[ntail - 1 - i] = (unsigned char)(bits >> (8 * i));
-	for (size_t i = 0; i < ntail; i += 64)
-		sha_block(st, tail + i);
-	for (int i = 0; i < 32; i++) {
-		unsigned char byte = (unsigned char)(st[i / 4] >> (24 - 8 * (i % 4)));
-
-		out[2 * i] = hex[byte >> 4];
-		out[2 * i + 1] = hex[byte & 15];
-	}
-	out[64] = '\0';
+	jc_sha256_init(&s);
+	jc_sha256_update(&s, data, len);
+	jc_sha256_final(&s, out);
 }
 
 struct pf_job {

@@ -241,6 +241,17 @@ void jc_note_quoted(struct jc_strv *notes, const char *fmt, const char *arg);
 /* SHA-256 of len bytes of data as 64 lower-case hex digits and a NUL. */
 void jc_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* The same, fed in pieces: init, update as often as needed, final. */
+struct jc_sha256 {
+	uint32_t h[8];
+	unsigned char blk[64];
+	size_t nblk;
+	uint64_t total;
+};
+void jc_sha256_init(struct jc_sha256 *s);
+void jc_sha256_update(struct jc_sha256 *s, const void *data, size_t n);
+void jc_sha256_final(struct jc_sha256 *s, char out[65]);
+
 /* Monotonic clock in seconds. */
 double jc_now(void);
 
