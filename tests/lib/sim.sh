@@ -21,7 +21,7 @@
 # sim.sh replaces tap.sh's EXIT trap with one that also tears the clusters
 # down; a test that sets its own EXIT trap must call _sim_cleanup in it.
 #
-# SIM_STOCK=1 (default: KC_STOCK, else 0) makes every Mac host a stock Mac
+# SIM_STOCK=1 (the default: KC_STOCK, else 1) makes every Mac host a stock Mac
 # (tests/sim/README.md: ssh as admin, uid 501, zsh, Apple's PATH and TMPDIR,
 # the fake commands only at their macOS paths, real sudo, /opt/homebrew/bin/
 # jaccl-config = $JACCL_CONFIG, the source and build trees invisible); a
@@ -31,7 +31,7 @@
 SIM_SIMCLUSTER=${top_srcdir:-.}/tests/sim/simcluster.sh
 SIM_TOPODIR=${top_srcdir:-.}/tests/sim/topologies
 SIM_LOCKDIR=${TMPDIR:-/tmp}/jc-sim-nets
-SIM_STOCK=${SIM_STOCK:-${KC_STOCK:-0}}
+SIM_STOCK=${SIM_STOCK:-${KC_STOCK:-1}}
 SIM_TOPO=
 SIM_PREFIX=
 SIM_DIR=

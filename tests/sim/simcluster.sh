@@ -49,10 +49,11 @@
 #                                output, logs and effects).  No cc, no daemon, an edited
 #                                fakemac.py or PYTHONPATH & co.: the client execs
 #                                fakemac.py itself.  KC_FAST=0: the old wrappers only.
-#   KC_STOCK=0                   1: every Mac host is a stock Mac (README.md: an admin
+#   KC_STOCK=1                   every Mac host is a stock Mac (README.md: an admin
 #                                user of uid 501 with zsh, Apple's PATH and TMPDIR, the
 #                                fakes only at their macOS paths, real sudo, its own
-#                                file system); a host's "stock" key overrides
+#                                file system); 0: the kind Macs (root, bash, the fakes
+#                                first on PATH); a host's "stock" key overrides
 #   KC_JACCL_CONFIG              the binary a stock Mac has as /opt/homebrew/bin/jaccl-config
 #   KC_HIDE                      folders (absolute, ':'-separated) a stock Mac must not
 #                                see even where its file system would show them
@@ -94,7 +95,7 @@ FAST=${KC_FAST:-1}
 SSHD=${SSHD:-/usr/sbin/sshd}
 BR="${PREFIX}-br"
 LIMBO="${PREFIX}--unplugged"
-STOCK=${KC_STOCK:-0}
+STOCK=${KC_STOCK:-1}
 FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname pmset"    # macOS: /usr/bin
 FAKE_LIBEXEC="socketfilterfw"   # /usr/libexec/ApplicationFirewall (kind Macs: on PATH only)
 FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil netstat"  # /usr/sbin, /sbin

@@ -30,7 +30,7 @@ Topology format (see README.md for a full example):
               "en0_port": "Ethernet" | "Wi-Fi",            # name of en0 in networksetup
               "wifi": "en1" | null,                        # separate Wi-Fi device
               "sudo": "nopasswd" | "password" | "scoped",
-              "stock": true | false,                       # default: KC_STOCK (0)
+              "stock": true | false,                       # default: KC_STOCK (1)
               "shell": "zsh" | "fish" | "bash",            # stock hosts' login shell
               "python": "stub" | "apple",                  # stock hosts' /usr/bin/python3
               "family", "chip", "build", "cpus", "memory_gb", "computer_name"}],
@@ -135,7 +135,7 @@ def speed_gbps(speed):
 def stock_default():
     """KC_STOCK (simcluster.sh): whether a Mac host without a "stock" key is a
     stock Mac (admin user, zsh, Apple's PATH, real sudo, ...; see README.md)."""
-    v = os.environ.get("KC_STOCK", "0")
+    v = os.environ.get("KC_STOCK", "1")
     if v not in ("0", "1"):
         raise TopologyError(f"KC_STOCK must be 0 or 1, not {v!r}")
     return v == "1"
