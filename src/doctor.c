@@ -1098,13 +1098,29 @@ doctor_coord_probe(struct jc_transport *tp, const struct jc_host *hosts, size_t 
     const char *addr, long port, double timeout)
 {
 	struct coord_run cr = { .tp = tp, .hosts = hosts, .timeout = timeout };
+	int bound;
 
 	cr.out = xcalloc(n ? n : 1, sizeof(*cr.out));
 	/* addr and port were validated (IPv4 literal / DNS name, number) */
+	/*
+	 * The host bounds its own attempt: a SYN that gets no answer is retried
+	 * by the kernel for minutes, and a connect still waiting when our
+	 * command times out would outlive the session. A watchdog (stdio on
+	 * /dev/null, so the session does not wait for it) ends bash's connect
+	 * after the bound, and is ended with its sleep once the connect is over.
+	 */
+	bound = timeout >= 2 ? (int)timeout : 1;
 	cr.cmd = xasprintf("exec 2>&1; if [ -x /bin/bash ]; then "
-	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$1/$2\"' connect %s %ld && echo " COORD_MARK "; "
+	    "/bin/bash -c 'exec 3<>\"/dev/tcp/$1/$2\"' connect %s %ld & p=$!; "
+	    "/bin/sh -c 'trap \"kill \\$s 2>/dev/null; exit 0\" TERM; sleep \"$1\" & s=$!; "
+	    "wait $s; kill \"$2\" 2>/dev/null' jc-watchdog %d $p </dev/null >/dev/null 2>&1 & "
+	    "w=$!; if wait $p; then r=0; else r=$?; fi; kill $w 2>/dev/null; wait $w; "
+	    "if [ $r = 0 ]; then echo " COORD_MARK "; "
+	    "elif [ $r -gt 128 ]; then echo \"connect: timed out after %d s\"; fi; "
 	    "else nc -z -v -w %d %s %ld && echo " COORD_MARK "; fi", addr, port,
-	    (int)timeout, addr, port);
+	    bound, bound, bound, addr, port);
+	/* the session outlasts the host's bound, so the host's answer arrives */
+	cr.timeout = timeout + 5;
 	jc_parallel_for(n, coord_host, &cr);
 	free((char *)cr.cmd);
 	return cr.out;

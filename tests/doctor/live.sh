@@ -64,6 +64,27 @@ sed -n '/^mini3:$/,/^$/p' "$t/out" | grep -q "error   coordinator: cannot connec
 ok $? "blocked: human output under mini3"
 ip -n "$(sim_ns mini3)" route del unreachable "$(sim_host_ip mini1)/32"
 
+# a firewall on mini1 that drops the coordinator port's SYNs: no answer, so
+# each attempt ends by the host's own bound, which leaves no connect behind
+# (the kernel would retry the SYN for minutes after doctor returned)
+c0=$(sim_host_ip mini1)
+if command -v nft >/dev/null 2>&1 &&
+	ip netns exec "$(sim_ns mini1)" nft add table inet jcdrop 2>/dev/null &&
+	ip netns exec "$(sim_ns mini1)" nft "add chain inet jcdrop in { type filter hook input priority 0; }" &&
+	ip netns exec "$(sim_ns mini1)" nft add rule inet jcdrop in tcp dport 32323 drop; then
+	doctor --command-timeout 2
+	is "$?" 8 "dropped SYNs: exit 8"
+	python3 "$t/q.py" "$t/out.json" findings coordinator >"$t/f"
+	is "$(grep -c "ETIMEDOUT" "$t/f")" 3 "dropped SYNs: every host times out (mini1 too: its input hook drops its own SYNs) ($(tr '\n' ';' <"$t/f"))"
+	grep -q 'timed out after 2 s' "$t/f"
+	ok $? "dropped SYNs: the host's bound said so"
+	pgrep -f "dev/tcp.* connect $c0 32323" >"$t/left"
+	is "$(wc -l <"$t/left" | tr -d ' ')" 0 "dropped SYNs: no connect attempt is left on the hosts"
+	ip netns exec "$(sim_ns mini1)" nft delete table inet jcdrop
+else
+	for _ in 1 2 3 4; do skip "nft cannot drop packets in a network namespace here"; done
+fi
+
 # something listening on the coordinator port (a stale job)
 sim_exec mini1 "$(sim_python)" -c '
 import socket, sys, time

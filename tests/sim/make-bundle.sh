@@ -13,7 +13,9 @@
 # in host order, and OUTDIR/topology.json (the true cabling). Linux hosts of
 # a topology are not part of a bundle (it describes Macs only). The commands
 # are those of the probe that made the example bundles (data/examples);
-# KC_BUNDLE_CMDS (below) names others.
+# KC_BUNDLE_CMDS (below) names others. The Macs are the kind ones
+# (KC_STOCK=0) unless KC_STOCK says otherwise: the fakes answer by name, as
+# the probe that made the example bundles asked.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { echo "usage: make-bundle.sh TOPOLOGY OUTDIR" >&2; exit 2; }
@@ -27,7 +29,7 @@ py=${KC_PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$topo" "$work/topology.json"   # OUTDIR may hold TOPOLOGY: it is replaced
-"$py" "$here/fakemac/simtopo.py" compile "$work/topology.json" "$work" bundle 192.168.1
+KC_STOCK=${KC_STOCK:-0} "$py" "$here/fakemac/simtopo.py" compile "$work/topology.json" "$work" bundle 192.168.1
 
 # file name <TAB> command
 cmds='uname.txt	uname -s
