@@ -227,7 +227,8 @@ test_coordinator(void)
 	ok(c[2].status == DOCTOR_ERROR && c[2].err_name && strcmp(c[2].err_name, "EHOSTUNREACH") == 0,
 	    "no route to host: unreachable");
 	ok(c[3].status == DOCTOR_ERROR && c[3].err_name && strcmp(c[3].err_name, "ETIMEDOUT") == 0 &&
-	    c[3].detail && strcmp(c[3].detail, "no answer within 10 s") == 0, "hang: timed out");
+	    c[3].detail && strcmp(c[3].detail, "no answer within 15 s") == 0,
+	    "hang: timed out (the host's bound, 10 s, and the session's margin)");
 	ok(c[4].status == DOCTOR_UNKNOWN, "neither bash nor nc: not tested");
 	ok(c[5].status == DOCTOR_UNKNOWN && c[5].detail && strstr(c[5].detail, "cannot connect"),
 	    "session refused: not tested");
@@ -236,8 +237,10 @@ test_coordinator(void)
 	    "a host that was not probed is not contacted");
 	free(log);
 	log = ts_log(t, "m2");
-	ok(strstr(log, "connect 10.0.0.1 5000 && echo JC-CONNECT-OK") != NULL &&
+	ok(strstr(log, "connect 10.0.0.1 5000 & p=$!") != NULL &&
 	    strstr(log, "nc -z -v -w 10 10.0.0.1 5000") != NULL, "the command names the address and port");
+	ok(strstr(log, "jc-watchdog 10 $p </dev/null >/dev/null 2>&1 &") != NULL,
+	    "the host bounds the connect by the timeout, the watchdog's output on /dev/null");
 	free(log);
 	in.hosts = h;
 	in.n = 7;
@@ -251,6 +254,17 @@ test_coordinator(void)
 	ok(err_found && !doctor_passed(rep), "doctor reports m2's coordinator as an error");
 	doctor_report_free(rep);
 	doctor_coord_free(c, 7);
+	transport_free(t);
+
+	/* the host's watchdog ended the connect: its own answer, within the session */
+	t = ts_new();
+	ts_rule(t, &(struct ts_rule){ .host = "m0", .command = CMD,
+	    .out = "connect: timed out after 3 s\n" });
+	c = doctor_coord_probe(t, h, 1, "10.0.0.1", 5000, 3);
+	ok(c[0].status == DOCTOR_ERROR && c[0].err_name && strcmp(c[0].err_name, "ETIMEDOUT") == 0 &&
+	    c[0].detail && strcmp(c[0].detail, "connect: timed out after 3 s") == 0,
+	    "the host's bound: timed out, in the host's words");
+	doctor_coord_free(c, 1);
 	transport_free(t);
 }
 
