@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading back what the last setup saved (see setup_record.h): the
- * format is apply.c's (last-setup.json: {"status", "started", "hosts":
+ * format is apply_state.c's (last-setup.json: {"status", "started", "hosts":
  * [{"host", "file", "restored"}]}; a host file: {"host", "os",
  * "addresses": [{"iface", "ip", "peer_ip"}], "facts": [...]}). Only what
  * the drift check needs is kept; unknown keys are ignored (the files are

@@ -3,10 +3,10 @@
  * What the last setup recorded, read back for the doctor's drift check:
  * the state directory's last-setup.json (its status and hosts) and, for
  * each host, the planned addresses of its file under hosts/ (interface,
- * address, the peer's address on the same cable). apply.c writes these
- * files; this module only reads them, validating every name as restore
- * does. The parsers are pure (a buffer in); setup_record_load() reads the
- * files.
+ * address, the peer's address on the same cable). apply_state.c writes
+ * these files; this module only reads them, validating every name as
+ * restore does. The parsers are pure (a buffer in); setup_record_load()
+ * reads the files.
  *
  * A host set up with --persist has a "services" fact (the network services
  * before the setup): persisted is set, and the drift check then also

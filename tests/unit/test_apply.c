@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the restore logic of apply.c without hosts: saved host states
- * (the files of the state directory) against current ones, the commands
- * that put a Mac and a Linux host back, and saved files that must be
- * refused (names unfit for a command, facts about other interfaces).
+ * Tests of the restore logic of apply (apply_undo.c) without hosts: saved
+ * host states (the files of the state directory) against current ones, the
+ * commands that put a Mac and a Linux host back, and saved files that must
+ * be refused (names unfit for a command, facts about other interfaces).
  */
 #include "config.h"
 
