@@ -124,7 +124,7 @@ PY
 # JACCL's own message on every rank, named by launch as the final EBUSY
 qp_busy() {
 	local n good=0
-	JENV="--env LD_LIBRARY_PATH=$t/lib --env SOFTVERBS_MAX_QP=0" run_bench
+	JENV="--env LD_LIBRARY_PATH=$(sim_shared)/lib --env SOFTVERBS_MAX_QP=0" run_bench
 	st=$?
 	n=$(grep -cE "^\[[0-9]\] .*\[jaccl\] Creating the queue pair failed with 'Device or resource busy \(16\)'\." "$t/bench.err")
 	grep -q "^jaccl-config: [a-z0-9-]*: error: rank [0-3]: ibv_create_qp errno 16 (EBUSY): the device has no queue pair left: Apple's driver gives at most 10 per device and the next one fails every time (never transient: a retry does not help); fix: fewer queue pairs per device" "$t/bench.err" || good=1
