@@ -25,6 +25,9 @@ top_srcdir=${top_srcdir:-$(dirname "$here")}
 export top_srcdir
 SIZE=${1:-2000}
 RATE=${RATE:-400mbit}
+# the Macs of the ring are kind Macs: a stock Mac has a root of its own, and
+# the folders in /dev/shm must be the same on every host
+SIM_STOCK=${SIM_STOCK:-0}
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/launch/lib.sh"
