@@ -6,6 +6,12 @@
  * is n bytes from each rank to rank 0, then size * n bytes back to each.
  * Unlike JACCL every step is bounded by the timeout, and a rank that never
  * connects or stops answering is named.
+ *
+ * Rank 0 waits for the connections half as long again as a rank tries to
+ * connect: ranks start over SSH, seconds apart on a loaded host, and a rank
+ * started after rank 0 must still report its own failure (the coordinator
+ * that "did not accept": a firewall's drop) before rank 0 gives up and the
+ * launcher stops it.
  */
 #include "config.h"
 
@@ -21,6 +27,8 @@
 #include "util.h"
 
 void (*rt_sc_tcp_log)(const char *msg);
+
+#define LISTEN_BOUND(t)	((t) * 1.5)
 
 struct tcp_ctx {
 	int rank, size;
@@ -46,7 +54,7 @@ static int
 tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
     char *eb, size_t el)
 {
-	double deadline = jc_now() + c->timeout;
+	double bound = LISTEN_BOUND(c->timeout), deadline = jc_now() + bound;
 	int lfd, one = 1, r, strays = 0;
 	int32_t rank;
 
@@ -91,7 +99,7 @@ tcp_listen(struct tcp_ctx *c, const struct sockaddr_storage *ss, socklen_t len,
 			if (r == -ETIMEDOUT)
 				snprintf(eb, el, "%d rank(s) did not connect to the "
 				    "coordinator within %g s (missing: rank %s)%s", missing,
-				    c->timeout, list, strays ? "; connections that sent no "
+				    bound, list, strays ? "; connections that sent no "
 				    "valid rank were ignored" : "");
 			else
 				snprintf(eb, el, "Accept failed (error: %d)", -r);

@@ -108,8 +108,10 @@ PY
 read -r if1 if2 <"$t/cab"
 ip -n "$(sim_ns mac1)" addr add 10.237.0.1/30 dev "$if1" && ip -n "$(sim_ns mac2)" addr add 10.237.0.2/30 dev "$if2"
 ok $? "the mac1 -- mac2 cable addressed ($if1, $if2)"
-# (the ranks wait 2 x --timeout + 5 s + a link's seconds for the others:
-# 11 s here; JACCL_VERIFY_MB would make a link's seconds 30)
+# (a rank tries the coordinator for 2 x --timeout + 5 s + a link's seconds:
+# 11 s here, and rank 0 waits 1.5 times that, so mac2's rank, however late
+# it starts, reports the drop first; JACCL_VERIFY_MB would make a link's
+# seconds 30)
 jv() {
 	JACCL_CONFIG_REMOTE=/opt/homebrew/bin/jaccl-config timeout 120 "$JACCL_CONFIG" verify -F "$cfg" \
 	    --hostfile "$t/vhf.json" --fabric tcp --env JACCL_VERIFY_MAX_MB=1 "$@" \
