@@ -6,6 +6,7 @@
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/configure/sim-lib.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 apply_suite studio-mesh4 rollback
 done_testing

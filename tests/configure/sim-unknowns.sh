@@ -16,6 +16,7 @@
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/configure/sim-lib.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 sim_up two-node || { ok 1 "cluster up"; done_testing; exit 1; }
 cfg=$(sim_ssh_config)

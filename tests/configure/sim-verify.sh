@@ -6,6 +6,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 sim_up linux-mesh4 || { ok 1 "linux-mesh4: cluster up"; done_testing; exit 1; }
 cfg=$(sim_ssh_config)

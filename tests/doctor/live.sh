@@ -12,6 +12,7 @@
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "${top_srcdir:-.}/tests/lib/sim.sh"
 . "${top_srcdir:-.}/tests/doctor/lib.sh"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed to read the JSON reports"
 sim_up rdma-disabled || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }

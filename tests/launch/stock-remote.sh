@@ -19,6 +19,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 sim_require_stock
 command -v fish >/dev/null 2>&1 || skip_all "the fish login needs fish (package fish)"

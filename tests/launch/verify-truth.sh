@@ -12,6 +12,7 @@
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/launch/lib.sh"
 
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 command -v tc >/dev/null || skip_all "tc (iproute2) missing"
 command -v iperf3 >/dev/null || skip_all "iperf3 missing"

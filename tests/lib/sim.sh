@@ -43,7 +43,14 @@ _sim_live=
 # unless this process can run a simulated cluster: root, `ip netns`,
 # /usr/sbin/sshd, ssh and ssh-keygen, python3, unshare and nsenter, bash,
 # and the kernel lets us create a network namespace.
+#
+# In a sanitizer build only the tests that set SIM_SANITIZE=1 before
+# sim_require run: one to a few per command, its error paths first. The
+# others spend their time in the simulated hosts, on C code those run
+# under the sanitizers too; the plain build runs them all.
 sim_require() {
+	[ "${SIM_SANITIZE:-0}" = 1 ] ||
+	    plain_build_only "this simulated-cluster test runs in the plain build (SIM_SANITIZE, tests/lib/sim.sh)"
 	need_root "simulated cluster needs root (network namespaces)"
 	command -v ip >/dev/null 2>&1 || skip_all "ip (iproute2) missing"
 	ip netns list >/dev/null 2>&1 || skip_all "'ip netns' does not work here"

@@ -28,6 +28,14 @@ need_root() {
 	[ -z "${JC_IN_PACKAGE_BUILD:-}" ] || skip_all "a package build: $*"
 	[ "$(id -u)" -eq 0 ] || skip_all "$*"
 }
+# plain_build_only WHY: skip the whole test in a sanitizer build, for a
+# test whose time goes to the simulated hosts or a peer's code while the C
+# code it runs runs under the sanitizers in the rest of the suite.
+plain_build_only() {
+	if grep -q -- '--enable-sanitizers' "${top_builddir:-.}/config.status" 2>/dev/null; then
+		skip_all "sanitizer build: $*"
+	fi
+}
 # help_all FILE: the overview of --help, then each command's --help (the
 # overview lists a few options; each command's own --help has all of its)
 help_all() {

@@ -50,9 +50,7 @@ EOS
 # runs the same code paths in the rest of the suite, and these tests spend
 # their time in MLX's Python and the simulated hosts.
 mlx_require() {
-	if grep -q -- '--enable-sanitizers' "${top_builddir:-.}/config.status" 2>/dev/null; then
-		skip_all "sanitizer build: the comparisons with MLX's tools run in the plain build"
-	fi
+	plain_build_only "the comparisons with MLX's tools run in the plain build"
 	mlx_find || skip_all "$MLX_MISSING"
 }
 

@@ -12,6 +12,7 @@
 . "$top_srcdir/tests/configure/sim-lib.sh"
 . "$top_srcdir/tests/persist/netmgr-lib.sh"
 [ -x "$JACCL_CONFIG" ] || skip_all "jaccl-config was not built"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 topo=linux-pair
 sim_up $topo || { ok 1 "$topo: cluster up"; done_testing; exit; }

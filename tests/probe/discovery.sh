@@ -4,6 +4,7 @@
 # with the topologies to try in $topologies.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 
 for topo in $topologies; do

@@ -4,6 +4,7 @@
 # inventory.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 
 probe() { "$JACCL_CONFIG" probe -F "$(sim_ssh_config)" --connect-timeout 2 "$@"; }

@@ -5,6 +5,7 @@
 # manifest listing every output of every Mac of the topology, and the
 # system_profiler JSON parses wherever the topology does not ask for garbage.
 . "$top_srcdir/tests/lib/tap.sh"
+plain_build_only "the simulator's own tests run in the plain build"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 missing"
 n=0
 for d in "$top_srcdir"/data/examples/*/; do

@@ -21,6 +21,7 @@
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/launch/lib.sh"
 
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 lv_up linux-mesh4 || { echo "Bail out! cannot bring the simulated cluster up"; exit 1; }
 lv_address || { echo "Bail out! cannot address the cables"; exit 1; }

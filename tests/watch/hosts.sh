@@ -12,6 +12,7 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
 . "$top_srcdir/tests/watch/lib.sh"
+SIM_SANITIZE=1	# also in the sanitizer build
 sim_require
 
 sim_up two-node 2>"$t/up.err" || { diag "$(cat "$t/up.err")"; ok 1 "cluster up"; done_testing; exit; }
