@@ -56,7 +56,7 @@ out=$(cd "$out" && pwd)
 for h in $(awk -F'\t' '$5 == "mac" {print $1}' "$work/hosts.tsv"); do
 	mkdir -p "$out/$h"
 	echo "$h" > "$out/$h/hostname.txt"
-	echo "$cmds" | sed "s|^|$work/hosts/$h	$out/$h/|"
+	printf '%s\n' "$cmds" | sed "s|^|$work/hosts/$h	$out/$h/|"
 done > "$work/batch.tsv"
 FAKEMAC_OFFLINE=1 "$py" -S "$here/fakemac/fakemac.py" --run-batch < "$work/batch.tsv" > "$work/status.tsv"
 cp "$work/topology.json" "$out/topology.json"

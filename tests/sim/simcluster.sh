@@ -98,6 +98,7 @@ LIMBO="${PREFIX}--unplugged"
 STOCK=${KC_STOCK:-1}
 FAKE_BIN="sudo ibv_devices ibv_devinfo rdma_ctl sw_vers uname pmset"    # macOS: /usr/bin
 FAKE_LIBEXEC="socketfilterfw"   # /usr/libexec/ApplicationFirewall (kind Macs: on PATH only)
+FAKE_ROOTBIN="launchctl"        # /bin (kind Macs: on PATH only)
 FAKE_SBIN="system_profiler networksetup ipconfig sysctl ifconfig route scutil netstat"  # /usr/sbin, /sbin
 # what a stock Mac's ssh sessions get (Apple's sshd and launchd)
 APPLE_PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -260,7 +261,7 @@ write_wrappers() { # write_wrappers HOSTDIR PYTHON STOCK [CLIENT]
     local hd=$1 py=$2 stock=$3 client=${4:-} c fakes=$FAKE_BIN
     [[ $stock == 1 ]] && fakes=${FAKE_BIN#sudo }
     mkdir -p "$hd/bin"
-    for c in $fakes $FAKE_SBIN $FAKE_LIBEXEC; do
+    for c in $fakes $FAKE_SBIN $FAKE_LIBEXEC $FAKE_ROOTBIN; do
         if [[ -n $client && ${#client} -le 120 ]]; then
             printf '#!%s\n' "$client" > "$hd/bin/$c"
         elif [[ -n $client ]]; then

@@ -13,7 +13,8 @@ namespace.
 
 Commands: system_profiler, networksetup, ibv_devices, ibv_devinfo, ipconfig,
 ifconfig, route, netstat (-rn: the namespace's IPv4 routes of every table, in
-macOS's layout), sudo, rdma_ctl, sw_vers, sysctl, uname, scutil.
+macOS's layout), sudo, rdma_ctl, sw_vers, sysctl, uname, scutil, launchctl
+(print and bootout of the daemons of other tools: "other_managers").
 
 `fakemac.py --simhost HOSTDIR --reboot` (inside the host's namespaces,
 simcluster.sh reboot H) restarts the host as far as its network goes: what
@@ -448,13 +449,63 @@ def cmd_system_profiler_real(host, args):
 
 def default_services(host):
     """The services of a fresh Mac, in service order: one per hardware port
-    that is not a Thunderbolt port (those are members of the bridge)."""
+    that is not a Thunderbolt port (those are members of the bridge), then
+    those another tool made (other_managers, on the first Thunderbolt port)."""
     res = []
     for name, dev, _mac in host.cfg["hardware_ports"]:
         if name.startswith("Thunderbolt ") and name != "Thunderbolt Bridge":
             continue
         res.append({"name": name, "port": name, "device": dev})
+    tb1 = [(n, d) for n, d, _ in host.cfg["hardware_ports"] if n == "Thunderbolt 1"]
+    for name in other_managers(host)["services"]:
+        if tb1:
+            res.append({"name": name, "port": tb1[0][0], "device": tb1[0][1]})
     return res
+
+
+def other_managers(host):
+    return host.cfg.get("other_managers") or {"daemons": [], "location": "Automatic",
+                                              "locations": ["Automatic"], "services": []}
+
+
+def locations(host, st=None):
+    """(the active location, the locations there are), as the topology set
+    them or -switchtolocation, -createlocation and -deletelocation since."""
+    st = st if st is not None else host.state()
+    m = other_managers(host)
+    return st.get("location", m["location"]), st.get("locations", list(m["locations"]))
+
+
+def location_mutate(host, op, args):
+    """-switchtolocation, -createlocation NAME [populate], -deletelocation."""
+    if not host.sudo:
+        out("** Error: Command requires admin privileges.\n")
+        return 14
+    res = {"rc": 0}
+
+    def apply(st):
+        cur, locs = locations(host, st)
+        name = args[0] if args else ""
+        if op == "-createlocation":
+            if not name or name in locs:
+                res["rc"] = bad_params()
+                return
+            locs.append(name)
+        elif name not in locs:
+            out(f"{name} is not a location.\n")
+            res["rc"] = 4
+            return
+        elif op == "-switchtolocation":
+            cur = name
+        elif name == cur:
+            # the active location cannot be deleted
+            res["rc"] = bad_params()
+            return
+        else:
+            locs.remove(name)
+        st["location"], st["locations"] = cur, locs
+    host.update_state(apply)
+    return res["rc"]
 
 
 def services(host, st=None):
@@ -573,6 +624,11 @@ def reboot(host):
         run_ip("-4", "addr", "flush", "dev", p["if"])
 
     def apply(st):
+        # launchd loads the daemons whose plists are there, and no other
+        labels = [d["label"] for d in other_managers(host)["daemons"]]
+        there = [x for x in labels if os.path.exists(daemon_plist_path(host, x))]
+        st["daemons_loaded_at_boot"] = there
+        st["daemons_booted_out"] = [x for x in labels if x not in there]
         disabled = set(st.get("services_disabled", []))
         svcs = services(host, st)
         bridge_on = any(v["device"] == "bridge0" and v["name"] not in disabled for v in svcs)
@@ -637,6 +693,14 @@ def cmd_networksetup(host, args):
     if op in ("-createnetworkservice", "-removenetworkservice", "-setmanual",
               "-setnetworkserviceenabled"):
         return netsvc_mutate(host, op, args[1:])
+    if op == "-getcurrentlocation":
+        out(locations(host, st)[0] + "\n")
+        return 0
+    if op == "-listlocations":
+        out("".join(x + "\n" for x in locations(host, st)[1]))
+        return 0
+    if op in ("-switchtolocation", "-createlocation", "-deletelocation"):
+        return location_mutate(host, op, args[1:])
     if op.startswith(("-set", "-create", "-remove", "-delete", "-switch", "-order", "-add",
                       "-renew", "-import", "-export", "-detectnewhardware")):
         # accepted and recorded, no effect on the simulation
@@ -649,6 +713,59 @@ def cmd_networksetup(host, args):
 
 NETWORKSETUP_MUTATING = ("-set", "-create", "-remove", "-delete", "-switch", "-order", "-add",
                          "-renew", "-import", "-detectnewhardware")
+
+
+# --------------------------------------------------------------------------
+# launchctl (the LaunchDaemons of other tools: other_managers)
+
+def daemon_plist_path(host, label):
+    """The plist of a daemon, where the host sees it as /Library/LaunchDaemons
+    (stockmac.py writes it in the host's folder)."""
+    return os.path.join(host.dir, "Library", "LaunchDaemons", label + ".plist")
+
+
+def cmd_launchctl(host, args):
+    """launchctl print system/LABEL (a daemon of the topology's, while it
+    is loaded) and bootout system/LABEL (root only: unloads it)."""
+    daemons = {d["label"]: d for d in other_managers(host)["daemons"]}
+    st = host.state()
+    gone = set(st.get("daemons_booted_out", []))
+    booted = set(st.get("daemons_loaded_at_boot", []))
+    if len(args) != 2 or args[0] not in ("print", "bootout") or \
+            not args[1].startswith("system/"):
+        err("Usage: launchctl <subcommand> ... | help [subcommand]\n")
+        return 64, False
+    label = args[1][len("system/"):]
+    d = daemons.get(label)
+    loaded = d is not None and (d["loaded"] or label in booted) and label not in gone
+    if args[0] == "print":
+        if not loaded:
+            err(f"Could not find service \"{label}\" in domain for system\n")
+            return 113, False
+        text = (f"system/{label} = {{\n\tactive count = {1 if d['pid'] else 0}\n"
+                f"\tpath = /Library/LaunchDaemons/{label}.plist\n"
+                "\ttype = LaunchDaemon\n"
+                f"\tstate = {'running' if d['pid'] else 'not running'}\n\n"
+                f"\tprogram = {d['program']}\n\targuments = {{\n\t\t{d['program']}\n\t}}\n\n"
+                "\tinherited environment = {\n\t\tSSH_AUTH_SOCK => /private/var/run/x\n\t}\n\n"
+                "\tdefault environment = {\n\t\tPATH => /usr/bin:/bin:/usr/sbin:/sbin\n\t}\n\n"
+                "\tdomain = system\n\tusername = root\n\tminimum runtime = 10\n"
+                f"\trun interval = {d['interval']} seconds\n\texit timeout = 5\n"
+                f"\truns = 3\n")
+        if d["pid"]:
+            text += f"\tpid = {d['pid']}\n\timmediate reason = interval\n"
+        text += "\tlast exit code = 0\n\n\tspawn type = daemon (3)\n}\n"
+        out(text)
+        return 0, False
+    if not host.sudo:
+        err(f"Boot-out failed: 1: Operation not permitted\n")
+        return 1, True
+    if not loaded:
+        err("Boot-out failed: 3: No such process\n")
+        return 3, True
+    host.update_state(lambda st: st.__setitem__(
+        "daemons_booted_out", sorted(set(st.get("daemons_booted_out", [])) | {label})))
+    return 0, True
 
 
 # --------------------------------------------------------------------------
@@ -1701,6 +1818,10 @@ def main(argv):
         return rc
     if cmd in ("pmset", "socketfilterfw"):
         rc, mutating = (cmd_pmset if cmd == "pmset" else cmd_socketfilterfw)(host, args)
+        host.log(full, rc, mutating)
+        return rc
+    if cmd == "launchctl":
+        rc, mutating = cmd_launchctl(host, args)
         host.log(full, rc, mutating)
         return rc
     if cmd == "sudo":

@@ -68,8 +68,13 @@ HOST_KEYS = {
     "name", "model", "family", "chip", "macos", "build", "rdma_enabled", "tb_ports",
     "tb_map", "tb_gen", "en0_port", "wifi", "sudo", "cpus", "memory_gb", "computer_name",
     "personality", "system_profiler", "ifconfig_extras", "pmset_sleep", "firewall_state",
-    "stock", "shell", "python",
+    "stock", "shell", "python", "other_managers",
 }
+# what other tools leave on a Mac (exo #2279: its daemon, its location)
+MGR_KEYS = {"daemons", "location", "locations", "services"}
+DAEMON_KEYS = {"label", "loaded", "pid", "program", "interval"}
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+SVC_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,62}$")
 SHELLS = ("zsh", "fish", "bash")
 PYTHONS = ("stub", "apple")
 LINUX_KEYS = {"name", "personality", "ports", "ifnames", "sudo"}
@@ -100,6 +105,41 @@ def det_uuid(*parts):
 def det_mac(first_byte, *parts):
     d = h(*parts)
     return ":".join([f"{first_byte:02x}"] + [d[i:i + 2] for i in range(0, 10, 2)])
+
+
+def other_managers(name, m, stock):
+    """The other tools' traces on a host, checked and filled in: LaunchDaemons
+    ({"label", "loaded", "pid"}; their plists need a stock host's own
+    /Library), the active location and the locations there are, network
+    services of another tool (on the first Thunderbolt port)."""
+    if not isinstance(m, dict) or set(m) - MGR_KEYS:
+        raise TopologyError(f"{name}: other_managers takes {sorted(MGR_KEYS)}")
+    daemons = []
+    for d in m.get("daemons", []):
+        if not isinstance(d, dict) or set(d) - DAEMON_KEYS or \
+                not LABEL_RE.match(str(d.get("label", ""))):
+            raise TopologyError(f"{name}: a daemon is {{\"label\", \"loaded\", \"pid\"}}")
+        if not stock:
+            raise TopologyError(f"{name}: a daemon's plist needs a stock host (its own /Library)")
+        pid = d.get("pid")
+        if pid is not None and (not isinstance(pid, int) or isinstance(pid, bool) or pid < 1):
+            raise TopologyError(f"{name}: a daemon's pid is a number")
+        daemons.append({"label": d["label"], "loaded": bool(d.get("loaded", True)), "pid": pid,
+                        "program": d.get("program", "/usr/local/bin/" + d["label"]),
+                        "interval": int(d.get("interval", 1791))})
+    loc = m.get("location", "Automatic")
+    locs = m.get("locations", ["Automatic"] + ([loc] if loc != "Automatic" else []))
+    for x in [loc] + list(locs):
+        if not isinstance(x, str) or not SVC_RE.match(x):
+            raise TopologyError(f"{name}: bad location {x!r}")
+    if loc not in locs:
+        raise TopologyError(f"{name}: the location {loc!r} is not in locations")
+    svcs = m.get("services", [])
+    for x in svcs:
+        if not isinstance(x, str) or not SVC_RE.match(x):
+            raise TopologyError(f"{name}: bad service name {x!r}")
+    return {"daemons": daemons, "location": loc, "locations": list(locs),
+            "services": list(svcs)}
 
 
 def tmpdir(name):
@@ -270,6 +310,8 @@ def normalise(topo):
             raise TopologyError(f"{name}: shell must be one of {', '.join(SHELLS)}")
         if hst["python"] not in PYTHONS:
             raise TopologyError(f"{name}: python must be one of {', '.join(PYTHONS)}")
+        hst["other_managers"] = other_managers(name, hst.get("other_managers", {}),
+                                               hst["stock"])
         n = hst["tb_ports"]
         if not isinstance(n, int) or not 1 <= n <= 8:
             raise TopologyError(f"{name}: tb_ports must be 1..8")
@@ -573,6 +615,7 @@ def build(topo, prefix, mgmt_net):
                      {"name": "root", "uid": 0, "gid": 0, "home": "/root", "tmpdir": None}),
             "pmset_sleep": hst["pmset_sleep"],
             "firewall_state": hst["firewall_state"],
+            "other_managers": hst["other_managers"],
             "mgmt": {"if": "en0", "ip": f"{mgmt_net}.{10 + i}", "prefix": 24, "mac": mgmt_mac,
                      "port_name": hst["en0_port"]},
             "wifi": wifi,

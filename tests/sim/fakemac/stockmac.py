@@ -29,7 +29,8 @@ bash that up compiles, or bash itself).  Writes, under STATE_DIR/hosts/H:
     home/        /Users/admin (owned by uid 501)
     homebrew/    /opt/homebrew: bin/jaccl-config (KC_JACCL_CONFIG), bin/python3
                  (a venv of PYTHON: its own site-packages), bin/fish
-    Library/     /Library (Apple's Python 3.9 of the Command Line Tools)
+    Library/     /Library (Apple's Python 3.9 of the Command Line Tools; the
+                 LaunchDaemons' plists of other tools: "other_managers")
     firewall.nft the application firewall's rules (fakemac.firewall_rules)
 
 Nothing outside STATE_DIR is written.  Python 3 standard library only.
@@ -225,6 +226,20 @@ export INFOPATH="/opt/homebrew/share/info:${INFOPATH:-}";
 """
 
 
+def daemon_plist(d):
+    """A LaunchDaemon's plist as a tool installs it: its label, the program
+    and how often launchd runs it."""
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+            '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
+            '<plist version="1.0">\n<dict>\n'
+            f'\t<key>Label</key>\n\t<string>{d["label"]}</string>\n'
+            '\t<key>ProgramArguments</key>\n\t<array>\n'
+            f'\t\t<string>{d["program"]}</string>\n\t</array>\n'
+            f'\t<key>StartInterval</key>\n\t<integer>{d["interval"]}</integer>\n'
+            '\t<key>RunAtLoad</key>\n\t<true/>\n</dict>\n</plist>\n')
+
+
 def state_mount_point(hd, state_dir):
     """Where the state folder is mounted inside the host, as a path of the
     state folder: under the host's tmp/, var/ or run/ when it lives there,
@@ -289,6 +304,7 @@ def prepare(state_dir, python, sh):
                         whiteout(os.path.join(ov, other, c))
         symlink(os.path.join(fakes, "socketfilterfw"),
                 os.path.join(ov, "usr", LIBEXEC_FW, "socketfilterfw"))
+        symlink(os.path.join(fakes, "launchctl"), os.path.join(root, "bin", "launchctl"))
         symlink(sh, os.path.join(ov, "usr/bin/sh"))
         for c in ("python3", "pip3", "pydoc3"):
             write(os.path.join(ov, "usr/bin", c), python_shim(cfg["python"], c), 0o755)
@@ -379,6 +395,12 @@ def prepare(state_dir, python, sh):
             symlink(python, os.path.join(clt, "bin", "python3"))
             write(os.path.join(site, "_apple_python.py"), APPLE_SITE)
             write(os.path.join(site, "_apple_python.pth"), "import _apple_python\n")
+
+        # the LaunchDaemons of other tools (the fake launchctl knows them)
+        daemons = os.path.join(lib, "LaunchDaemons")
+        mkdirs(daemons)
+        for d in cfg.get("other_managers", {}).get("daemons", []):
+            write(os.path.join(daemons, d["label"] + ".plist"), daemon_plist(d))
 
         # the application firewall's rules (socketfilterfw changes them later)
         rules = fakemac.firewall_rules(cfg, {})
