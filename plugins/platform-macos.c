@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "parse_ibv.h"
+#include "parse_mgr.h"
 #include "parse_net.h"
 #include "parse_state.h"
 #include "parse_sudo.h"
@@ -49,7 +50,8 @@ static const char *const mgmt[] = { "en0", "en1" };
  * ipconfig-getifaddr-enN.txt instead: they are read as before. The IPv4
  * routing table (netstat, VPN tunnels' routes included) tells which
  * per-cable subnets would collide; bundles made before it leave the
- * routes unknown.
+ * routes unknown. The other network managers (MGR_SH) are asked only by
+ * the doctor and a persistent setup (PROBE_NO_MANAGERS).
  */
 static const struct jc_probe_cmd macos_cmds[] = {
 	{ "uname.txt", "uname -s" },
@@ -62,6 +64,7 @@ static const struct jc_probe_cmd macos_cmds[] = {
 	{ "ibv_devinfo.txt", "ibv_devinfo" },
 	{ "rdma_ctl-status.txt", "rdma_ctl status" },
 	{ PLATFORM_SUDO_FILE, SUDO_PROBE_CMD },
+	{ MGR_FILE, MGR_SH },
 	{ NULL, NULL },
 };
 
@@ -283,6 +286,29 @@ parse_routes(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	platform_notes_from(h, o->name, &notes);
 	h->routes_known = true;
 	return 0;
+}
+
+/*
+ * The other managers (parse_mgr.h), asked by the doctor and before a
+ * persistent setup only: no answer leaves them unknown without a note.
+ */
+static void
+parse_mgrs(struct jc_host *h, const struct jc_raw *raw)
+{
+	const struct jc_raw_out *o = raw_get(raw, MGR_FILE);
+	size_t bad;
+
+	h->mgrs_known = JC_UNKNOWN;
+	if (o == NULL)
+		return;
+	if (not_run(o) || o->status != 0) {
+		platform_note(h, "the other network managers unknown (exit %d)", o->status);
+		return;
+	}
+	bad = parse_managers(o->data, o->len, &h->mgrs, &h->nmgrs, &h->location, &h->automatic);
+	if (bad > 0)
+		platform_note(h, "%s: %zu line%s not understood", MGR_FILE, bad, bad == 1 ? "" : "s");
+	h->mgrs_known = JC_YES;
 }
 
 static struct jc_rdma_dev *
@@ -513,6 +539,7 @@ macos_parse(struct jc_host *h, const struct jc_raw *raw, struct jc_err *err)
 	    (rc = parse_routes(h, raw, err)) < 0 ||
 	    (rc = parse_rdma(h, raw, err)) < 0)
 		return rc;
+	parse_mgrs(h, raw);
 	mgmt_from_ifconfig(h, raw);
 	mgmt_fallback(h);
 	return 0;

@@ -19,6 +19,7 @@
 #include "doctor_subnet.h"
 #include "doctor_drift.h"
 #include "doctor_install.h"
+#include "doctor_managers.h"
 #include "platform.h"
 
 const char *
@@ -879,6 +880,9 @@ const struct doctor_check doctor_checks[] = {
 	  doctor_chk_install },
 	{ "sudo", DOCTOR_WARNING, "every host's sudo runs the setup's commands without a password",
 	  doctor_chk_sudo },
+	{ "other-managers", DOCTOR_ERROR,
+	  "no other tool manages a Mac's network (exo's daemon, a location of its own, oMLX)",
+	  doctor_chk_managers },
 };
 const size_t doctor_nchecks = JC_ARRAY_LEN(doctor_checks);
 

@@ -154,6 +154,25 @@ struct jc_route {
 };
 
 /*
+ * Another tool that manages a Mac's network and can undo a setup
+ * (parse_mgr.h): a LaunchDaemon of a known tool, a network location
+ * other than Automatic, a network service a known tool made.
+ */
+enum jc_mgr_kind {
+	JC_MGR_DAEMON,		/* /Library/LaunchDaemons/NAME.plist */
+	JC_MGR_LOCATION,	/* the active network location NAME */
+	JC_MGR_SERVICE,		/* the network service NAME */
+};
+
+struct jc_mgr {
+	enum jc_mgr_kind kind;
+	const char *tool;	/* "exo", "oMLX", "OdyssAI-X"; NULL: not known (a location) */
+	char *name;		/* the daemon's label, the location's or service's name */
+	int loaded;		/* DAEMON: enum jc_tri, launchd holds it (launchctl print) */
+	long pid;		/* DAEMON: its process while it runs, else 0 */
+};
+
+/*
  * Everything discovery learns about one host. Strings are owned by the
  * structure and freed by jc_host_clear().
  */
@@ -190,6 +209,11 @@ struct jc_host {
 	int sudo_mode;		/* enum jc_sudo_mode */
 	char *sudo_list;	/* SCOPED: what `sudo -n -ll` listed, else NULL */
 	int netmgr;		/* enum jc_netmgr (Linux) */
+	int mgrs_known;		/* enum jc_tri: the other managers were asked (macOS) */
+	struct jc_mgr *mgrs;	/* what was found of them */
+	size_t nmgrs;
+	char *location;		/* the active network location, or NULL when unknown */
+	bool automatic;		/* a location called Automatic exists */
 	char *mgmt_ip;		/* en0, else en1, else another non-cable IPv4 */
 	char *mgmt_iface;
 

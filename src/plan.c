@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "parse_linux.h"
+#include "parse_mgr.h"
 #include "plan.h"
 
 static const char BRIDGE[] = "bridge0";
@@ -439,15 +440,29 @@ plan_build_persist(const struct graph *g, bool persist, struct plan **out, struc
 	return plan_build_opts(g, &(struct plan_opts){ .persist = persist }, out, err);
 }
 
-/* The persistent configuration of ph: its system's persist op, after setup. */
+/*
+ * The persistent configuration of ph: its system's persist op, after
+ * setup; refused while another tool that manages the network is active
+ * on the host (mgr_first_active: it would undo what is written).
+ */
 static int
 host_persist(struct plan_host *ph, const struct jc_host *h, struct jc_err *err)
 {
 	struct jc_err e2 = { 0 };
+	const struct jc_mgr *m;
 
 	if (ph->plat->persist == NULL)
 		return jc_fail(err, -ENOTSUP, "%s: --persist is not supported on %s yet", h->name,
 		    ph->plat->display);
+	if ((m = mgr_first_active(h)) != NULL) {
+		char *what = mgr_describe(m), *fix = mgr_remedy(m, h->automatic);
+		int rc = jc_fail(err, -EBUSY, "%s: --persist refused while %s is there: %s; "
+		    "remove it first: %s", h->name, what, mgr_harm(m), fix);
+
+		free(what);
+		free(fix);
+		return rc;
+	}
 	if (ph->plat->persist(ph, h, &e2) != 0)
 		return jc_fail(err, -EINVAL, "%s: %s", h->name, e2.msg);
 	return 0;

@@ -17,6 +17,7 @@
 
 #include "bundle.h"
 #include "hosts.h"
+#include "parse_mgr.h"
 #include "parse_tb.h"
 #include "probe.h"
 
@@ -89,6 +90,13 @@ sudo_check(const struct jc_probe_cmd *c)
 	return strcmp(c->name, "sudo-n-true.txt") == 0;
 }
 
+/* The other network managers' command (left out but for those who need it). */
+static bool
+managers_cmd(const struct jc_probe_cmd *c)
+{
+	return strcmp(c->name, MGR_FILE) == 0;
+}
+
 /* The cable graph needs command c of platform p. */
 static bool
 for_cabling(const struct jc_platform_ops *p, const struct jc_probe_cmd *c)
@@ -118,6 +126,7 @@ static bool
 own_process(const struct jc_platform_ops *p, const struct jc_probe_cmd *c, unsigned leave_out)
 {
 	return !from_uname(c) && !((leave_out & PROBE_NO_SUDO) && sudo_check(c)) &&
+	    !((leave_out & PROBE_NO_MANAGERS) && managers_cmd(c)) &&
 	    !((leave_out & PROBE_CABLING_ONLY) && !for_cabling(p, c)) &&
 	    !((leave_out & PROBE_CHANGING_ONLY) && !for_watch(p, c));
 }
@@ -785,8 +794,8 @@ probe_hosts(struct jc_host *hosts, size_t n, const struct probe_opts *o, struct 
 		if (o->progress)
 			o->progress(o->arg, i, PROBE_WAITING);
 	script = probe_script_python(o->command_timeout, o->doctor,
-	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0),
-	    o->python);
+	    (o->no_sudo_check ? PROBE_NO_SUDO : 0) | (o->cabling_only ? PROBE_CABLING_ONLY : 0) |
+	    (o->doctor || o->managers ? 0 : PROBE_NO_MANAGERS), o->python);
 	quoted = sh_quote(script);
 	sh.command = xasprintf("exec /bin/sh -c %s", quoted);
 	free(quoted);

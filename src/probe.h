@@ -54,6 +54,11 @@ struct probe_opts {
 	 */
 	bool cabling_only;
 	/*
+	 * also ask what other tools manage the network (a persistent setup
+	 * refuses beside them); the doctor always does
+	 */
+	bool managers;
+	/*
 	 * the doctor: the Python the jobs run (--python; a jc_plain_word),
 	 * asked instead of JC_PYTHON_DEFAULT's; NULL: those
 	 */
@@ -123,6 +128,10 @@ enum {
 	/* uname -sn itself: its exit status and its answer come on the
 	 * second and third lines of the standard input, after the token */
 	PROBE_UNAME_GIVEN = 1u << 3,
+	/* the other network managers (MGR_FILE: a Mac's LaunchDaemons of
+	 * known tools, its network location), which only the doctor and a
+	 * persistent setup need */
+	PROBE_NO_MANAGERS = 1u << 4,
 };
 
 /* The same, without what leave_out (PROBE_* flags) names. */

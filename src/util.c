@@ -659,6 +659,14 @@ jc_routes_free(struct jc_route *r, size_t n)
 	free(r);
 }
 
+void
+jc_mgrs_free(struct jc_mgr *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].name);
+	free(m);
+}
+
 const struct jc_iface *
 jc_host_iface(const struct jc_host *h, const char *name)
 {
@@ -697,6 +705,8 @@ jc_host_clear(struct jc_host *h)
 	free(h->mgmt_ip);
 	free(h->mgmt_iface);
 	free(h->sudo_list);
+	jc_mgrs_free(h->mgrs, h->nmgrs);
+	free(h->location);
 	strv_free_array(h->notes, h->nnotes);
 	memset(h, 0, sizeof(*h));
 }

@@ -211,6 +211,9 @@ void jc_iface_clear(struct jc_iface *i);
 /* Free n routes and the array. */
 void jc_routes_free(struct jc_route *r, size_t n);
 
+/* Free n other managers and the array. */
+void jc_mgrs_free(struct jc_mgr *m, size_t n);
+
 /* Free what a hardware port entry owns (the entry itself is not freed). */
 void jc_hwport_clear(struct jc_hwport *p);
 

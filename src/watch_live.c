@@ -29,7 +29,8 @@ wl_command(double interval, double command_timeout)
 	 * (PROBE_CHANGING_ONLY), the parser taking the rest from the first
 	 * (wl_parse). uname -sn runs once, for all of them.
 	 */
-	char *probe = probe_script_opts(command_timeout, false, PROBE_NO_SUDO | PROBE_UNAME_GIVEN);
+	char *probe = probe_script_opts(command_timeout, false,
+	    PROBE_NO_SUDO | PROBE_UNAME_GIVEN | PROBE_NO_MANAGERS);
 	char *again = probe_script_opts(command_timeout, false,
 	    PROBE_NO_SUDO | PROBE_UNAME_GIVEN | PROBE_CHANGING_ONLY);
 

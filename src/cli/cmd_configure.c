@@ -100,6 +100,8 @@ discover(struct run *r)
 	po.no_sudo_check = o->dot && strcmp(o->over, "ethernet") != 0;
 	/* a plain --dot draws the cables: the model and RDMA only with -v */
 	po.cabling_only = po.no_sudo_check && !o->verbose;
+	/* a persistent setup refuses beside another tool that manages the ports */
+	po.managers = o->persist;
 	if (o->from == NULL && o->auto_setup == JC_YES && !o->dot) {
 		/* the setup runs on the sessions the probe opened */
 		r->tp = po.transport = transport_ssh_new(&po.tr);
@@ -895,6 +897,7 @@ cmd_sudoers(struct jc_opts *o)
 {
 	struct sudo_rule_sys sys[2] = { { .plat = &jc_platform_macos } };
 	struct run r = { .o = o };
+	struct jc_err perr = { 0 };
 	bool done = false;
 	size_t n = 1;
 	char *text;
@@ -908,7 +911,12 @@ cmd_sudoers(struct jc_opts *o)
 		    (rc = build_graph(&r, &done)) != 0)
 			goto out;
 		if (plan_build_opts(r.g, &(struct plan_opts){ .persist = o->persist }, &r.plan,
-		    &(struct jc_err){ 0 }) != 0 || r.plan->n == 0) {
+		    &perr) != 0) {
+			jc_error(NULL, "%s: no rule to print", perr.msg);
+			rc = JC_EXIT_FAIL;
+			goto out;
+		}
+		if (r.plan->n == 0) {
 			jc_error(NULL, "no cable to set up on these hosts: no rule to print");
 			rc = JC_EXIT_FAIL;
 			goto out;

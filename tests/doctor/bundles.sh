@@ -37,8 +37,8 @@ PY
 # The bundles above were saved by `probe --save`, without the doctor's own
 # outputs: their checks are unknown (never a pass); the bundles made with
 # `doctor --save` (drift-*, software-*) set NEWU to the install check, which
-# came after them.
-NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown sleep=unknown software=unknown"
+# came after them, and the other-managers check, which came after both.
+NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown other-managers=unknown sleep=unknown software=unknown"
 
 # run NAME WANT-EXIT WANT-STATUSES ARGS...: doctor --json ARGS; compare.
 run() {
@@ -150,7 +150,7 @@ is "$?" 1 "missing cabling file: exit 1"
 
 # drift and sameness: bundles of `doctor --save` (make-drift-bundles.sh),
 # compared with the state directory of the setup they were made from
-NEWU=install=unknown
+NEWU="install=unknown other-managers=unknown"
 sd="$dir/states/triangle3"
 u3="coordinator=unknown expected-cabling=unknown hostfile-ifaces=unknown"
 # no host of these bundles has mlx: each one's Python without it is a
@@ -269,14 +269,14 @@ echo '{"version": 2}' >"$t/sc/cabling.json"
 is "$?" 1 "a bad cabling file in the state directory: exit 1"
 grep -q 'cabling.json' "$t/err"
 ok $? "a bad cabling file in the state directory: named ($(head -1 "$t/err"))"
-NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown sleep=unknown software=unknown"
+NEWU="bridge-route=unknown drift=unknown firewall=unknown install=unknown login-env=unknown other-managers=unknown sleep=unknown software=unknown"
 
 # human output: grouped by host, one line per finding, a summary
 "$JACCL_CONFIG" doctor --from "$dir/bundles/rdma-disabled" >"$t/out" 2>"$t/err"
 is "$?" 8 "human: exit 8"
 sed -n '/^mini2:$/,/^$/p' "$t/out" | grep -q '^  error   rdma-enabled: RDMA is disabled (rdma_ctl status: disabled)$'
 ok $? "human: the finding under its host"
-grep -q '^22 checks: 10 ok, 0 warnings, 2 errors, 10 unknown$' "$t/out"
+grep -q '^23 checks: 10 ok, 0 warnings, 2 errors, 11 unknown$' "$t/out"
 ok $? "human: summary line"
 "$JACCL_CONFIG" doctor --from "$dir/bundles/configured" >"$t/out" 2>"$t/err"
 is "$?" 0 "human: all pass exits 0"

@@ -21,6 +21,8 @@
  *   FUZZ_NETSVC        networksetup -listnetworkserviceorder and nmcli -t connection
  *                      show (--persist's state)
  *   FUZZ_NETMGR        the Linux probe's netmgr.txt (which network manager boots)
+ *   FUZZ_MANAGERS      the macOS probe's other-managers.txt (other tools' daemons,
+ *                      locations and services)
  *   FUZZ_DOCTOR_SW     the doctor's outputs (pmset -g, socketfilterfw, env,
  *                      python, default route) and the last setup's record
  */
@@ -33,6 +35,7 @@
 #include "bundle.h"
 #include "parse_ibv.h"
 #include "parse_linux.h"
+#include "parse_mgr.h"
 #include "parse_net.h"
 #include "parse_state.h"
 #include "parse_tb.h"
@@ -44,7 +47,7 @@
     defined(FUZZ_NETWORKSETUP) + defined(FUZZ_IFCONFIG) + defined(FUZZ_IBV) + \
     defined(FUZZ_IP_JSON) + defined(FUZZ_MANIFEST) + defined(FUZZ_ROUTE_GET) + \
     defined(FUZZ_IP_ROUTE) + defined(FUZZ_IP_ADDR) + defined(FUZZ_ROUTES) + defined(FUZZ_NETSVC) + defined(FUZZ_DOCTOR_SW) + \
-    defined(FUZZ_NETMGR) != 1
+    defined(FUZZ_NETMGR) + defined(FUZZ_MANAGERS) != 1
 #error "build with exactly one -DFUZZ_<NAME>"
 #endif
 
@@ -278,6 +281,38 @@ run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
 	if (m < JC_NETMGR_NONE || m > JC_NETMGR_IFUPDOWN ||
 	    jc_netmgr_by_name(jc_netmgr_name(m)) != m)
 		abort();
+}
+#elif defined(FUZZ_MANAGERS)
+/*
+ * Every name kept is fit for a command (a label plain, a location's or a
+ * service's a service name), and what the doctor prints of each builds.
+ */
+static void
+run(const char *s, size_t size, struct jc_strv *notes, struct jc_err *err)
+{
+	struct jc_mgr *v;
+	size_t n;
+	char *loc;
+	bool automatic;
+
+	(void)notes;
+	(void)err;
+	parse_managers(s, size, &v, &n, &loc, &automatic);
+	if (loc != NULL && !jc_service_name_ok(loc))
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		char *a = mgr_describe(&v[i]), *b = mgr_remedy(&v[i], automatic);
+
+		if (v[i].kind == JC_MGR_DAEMON ? !jc_plain_word(v[i].name) :
+		    v[i].name != NULL && !jc_service_name_ok(v[i].name))
+			abort();
+		if (mgr_active(&v[i]) && mgr_harm(&v[i]) == NULL)
+			abort();
+		free(a);
+		free(b);
+	}
+	jc_mgrs_free(v, n);
+	free(loc);
 }
 #elif defined(FUZZ_DOCTOR_SW)
 static void

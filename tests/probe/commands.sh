@@ -17,7 +17,10 @@ cmds=${top_builddir:-.}/tests/parse/probe_cmds
 mb=$top_srcdir/tests/sim/make-bundle.sh
 command -v python3 >/dev/null 2>&1 || skip_all "python3 missing"
 
-"$cmds" macos >"$t/cmds.tsv"
+# (the other managers' answer, a shell script only doctor and --persist
+# run, is not one command the bundle's batch can run: tests/doctor/managers.sh
+# runs it on the simulated Macs)
+"$cmds" macos | grep -v "^other-managers.txt	" >"$t/cmds.tsv"
 for topo in mini-ring4 studio-mesh4 rdma-disabled sudo-password mbp-pair dock-peer missing-cable; do
 	sh "$mb" "$topo" "$t/old" >/dev/null 2>&1 &&
 	    KC_BUNDLE_CMDS=$t/cmds.tsv sh "$mb" "$topo" "$t/new" >/dev/null 2>&1

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "parse_mgr.h"
 #include "probe.h"
 
 #define TOK "jc0123456789abcdef0123456789abcd"
@@ -252,6 +253,29 @@ test_script_changing(void)
 	free(script);
 }
 
+/*
+ * The other managers' command (MGR_SH, a Mac's) is in the doctor's script
+ * and in one that does not leave it out, in no script that does (a plain
+ * setup, watch).
+ */
+static void
+test_script_managers(void)
+{
+	char *plain = probe_script_opts(30, false, PROBE_NO_MANAGERS);
+	char *asked = probe_script_opts(30, false, 0);
+	char *doc = probe_script_opts(30, true, 0);
+	const char *cmd = "networksetup -getcurrentlocation";
+
+	ok(strstr(plain, cmd) == NULL && strstr(plain, MGR_FILE) == NULL,
+	    "PROBE_NO_MANAGERS: no question of the other managers");
+	ok(strstr(asked, cmd) != NULL && strstr(doc, cmd) != NULL &&
+	    strstr(doc, "jc_start_sub " MGR_FILE " ") != NULL,
+	    "asked otherwise, framed as " MGR_FILE " in a subshell of its own");
+	free(plain);
+	free(asked);
+	free(doc);
+}
+
 int
 main(void)
 {
@@ -261,5 +285,6 @@ main(void)
 	test_script();
 	test_script_cabling();
 	test_script_changing();
+	test_script_managers();
 	return done_testing();
 }
