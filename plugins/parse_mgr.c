@@ -131,7 +131,9 @@ parse_managers(const char *s, size_t len, struct jc_mgr **v, size_t *n, char **l
 				*automatic = true;
 		} else if (strncmp(line, "daemon ", 7) == 0) {
 			arg = line + 7;
-			d = label_ok(arg) ? add(v, n, JC_MGR_DAEMON, arg) : NULL;
+			/* as MGR_SH: only the labels of a tool known to undo a setup */
+			d = label_ok(arg) && mgr_tool_of(JC_MGR_DAEMON, arg) != NULL ?
+			    add(v, n, JC_MGR_DAEMON, arg) : NULL;
 			bad += d == NULL;
 		} else if (strncmp(line, "launchd ", 8) == 0 && d != NULL) {
 			if (strcmp(line + 8, "yes") == 0)

@@ -239,6 +239,27 @@ parse_tests(void)
 		jc_mgrs_free(v, n);
 		free(loc);
 	}
+	/* a label of no known tool, which MGR_SH never prints (a fuzzer's find) */
+	{
+		static const char other[] =
+		    "location exo\n"
+		    "has Automatic\n"
+		    "daemon aio.networksetup\n"
+		    "launchd yes\n"
+		    "pid = 412\n"
+		    "service oMLX Link\n";
+		bool harmless = false;
+
+		bad = parse_managers(other, sizeof(other) - 1, &v, &n, &loc, &automatic);
+		is_int((long long)bad, 3, "another label: it and its lines not understood");
+		ok(n == 2 && v[0].kind == JC_MGR_LOCATION && v[1].kind == JC_MGR_SERVICE &&
+		    automatic, "another label: left out, exo's location and oMLX's service kept");
+		for (size_t i = 0; i < n; i++)
+			harmless |= mgr_active(&v[i]) && mgr_harm(&v[i]) == NULL;
+		ok(!harmless, "another label: every active finding says what it undoes");
+		jc_mgrs_free(v, n);
+		free(loc);
+	}
 	is_str(mgr_tool_of(JC_MGR_DAEMON, "com.omlx.cluster"), "oMLX", "an oMLX label");
 	ok(mgr_tool_of(JC_MGR_LOCATION, "Exo") == NULL, "location names are exact: Exo is not exo's");
 }
@@ -248,7 +269,7 @@ main(void)
 {
 	char cmd[600];
 
-	plan(30);
+	plan(33);
 	script_tests();
 	parse_tests();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
