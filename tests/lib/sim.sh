@@ -49,9 +49,9 @@ _sim_live=
 # others spend their time in the simulated hosts, on C code those run
 # under the sanitizers too; the plain build runs them all.
 sim_require() {
+	need_root "simulated cluster needs root (network namespaces)"
 	[ "${SIM_SANITIZE:-0}" = 1 ] ||
 	    plain_build_only "this simulated-cluster test runs in the plain build (SIM_SANITIZE, tests/lib/sim.sh)"
-	need_root "simulated cluster needs root (network namespaces)"
 	command -v ip >/dev/null 2>&1 || skip_all "ip (iproute2) missing"
 	ip netns list >/dev/null 2>&1 || skip_all "'ip netns' does not work here"
 	[ -x /usr/sbin/sshd ] || skip_all "/usr/sbin/sshd missing (openssh-server)"

@@ -10,7 +10,6 @@
 # that teardown leaves nothing behind. With SIM_STOCK=1 the same on stock
 # Macs (tests/sim/stock.sh tests what makes them stock).
 . "$top_srcdir/tests/lib/tap.sh"
-plain_build_only "the simulator's own tests run in the plain build"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
 FAKEMAC=$top_srcdir/tests/sim/fakemac

@@ -14,7 +14,6 @@
 # commands against the python path as admin and through sudo; and `down`
 # leaving the machine as it was.
 . "$top_srcdir/tests/lib/tap.sh"
-plain_build_only "the simulator's own tests run in the plain build"
 . "$top_srcdir/tests/lib/sim.sh"
 sim_require
 sim_require_stock
