@@ -107,8 +107,10 @@ print(json.dumps({"name": f"bench-mesh{n}", "defaults": {"model": "Mac15,14"},
 PY
 }
 
-# calls: remote commands the fake macOS tools have run so far, all hosts
-calls() { cat "$SIM_DIR"/hosts/*/calls.log 2>/dev/null | wc -l; }
+# calls: remote commands the fake macOS tools have run so far, all hosts,
+# and each run of sudo: a kind Mac's sudo is a fake (calls.log counts it),
+# a stock Mac's the real one, which logs each run to sudo.log, one line each
+calls() { cat "$SIM_DIR"/hosts/*/calls.log "$SIM_DIR"/hosts/*/sudo.log 2>/dev/null | wc -l; }
 
 # net_reset: every host of the current cluster as it came up: no IPv4
 # address on a Thunderbolt interface, no route through one, bridge0 and the
