@@ -668,18 +668,29 @@ host_route_listed(const struct jc_host *h, const char *peer)
  * bridge0 down and emptied of the cable interfaces (a failure expected
  * when the inventory has no bridge0), then per cable the address and the
  * host route to the peer (deleted first, add fails on an existing route:
- * unless the probe's routing table shows none to that peer).
+ * unless the probe's routing table shows none to that peer). ifconfig
+ * runs its operations in the order given and stops at the first that
+ * fails, so bridge0's are one process ("ifconfig bridge0 down deletem en2
+ * deletem en3"), except where sudo allows only the commands themselves:
+ * there each is the one its rule names (sudo_rule.c).
  */
 static void
 macos_setup(struct plan_host *ph, const struct jc_host *h)
 {
 	const struct jc_iface *br = jc_host_iface(h, "bridge0");
+	bool one = h->sudo_mode != JC_SUDO_SCOPED;
 
 	plan_act(ph, &ph->cmds, br == NULL, JC_ACT_BRIDGE_DOWN, &(struct jc_act_arg){ 0 });
-	for (size_t m = 0; br != NULL && m < br->nmembers; m++)
-		if (plan_is_cable_iface(ph, br->members[m]))
-			plan_act(ph, &ph->cmds, false, JC_ACT_BRIDGE_DELM,
-			    &(struct jc_act_arg){ .iface = br->members[m] });
+	for (size_t m = 0; br != NULL && m < br->nmembers; m++) {
+		const struct jc_act_arg arg = { .iface = br->members[m] };
+
+		if (!plan_is_cable_iface(ph, br->members[m]))
+			continue;
+		if (one) /* after "sudo ifconfig bridge0" */
+			plan_act_more(ph, &ph->cmds, JC_ACT_BRIDGE_DELM, &arg, 3);
+		else
+			plan_act(ph, &ph->cmds, false, JC_ACT_BRIDGE_DELM, &arg);
+	}
 	for (size_t a = 0; a < ph->naddrs; a++) {
 		const struct plan_addr *ad = &ph->addrs[a];
 

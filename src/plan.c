@@ -89,6 +89,33 @@ plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum
 }
 
 void
+plan_act_more(const struct plan_host *ph, struct plan_cmdlist *l, enum jc_act act,
+    const struct jc_act_arg *a, size_t skip)
+{
+	struct jc_strv argv = { 0 };
+	struct plan_cmd *c;
+
+	if (l->n == 0) {
+		plan_act(ph, l, false, act, a);
+		return;
+	}
+	if (ph->plat->command(act, a, &argv) != 0 || argv.n <= skip) {
+		strv_free(&argv);
+		return;
+	}
+	c = &l->v[l->n - 1];
+	c->argv = xreallocarray(c->argv, c->argc + argv.n - skip + 1, sizeof(char *));
+	for (size_t i = 0; i < argv.n; i++) {
+		if (i < skip)
+			free(argv.v[i]);
+		else
+			c->argv[c->argc++] = argv.v[i];
+	}
+	c->argv[c->argc] = NULL;
+	free(argv.v);
+}
+
+void
 plan_addr_set(struct plan_host *ph, const struct plan_addr *ad)
 {
 	char net[24];

@@ -8,8 +8,10 @@
  * subnet.h), and for each host the
  * commands that set it up, as data (argv vectors, never run here):
  *
- *   macOS:  sudo ifconfig bridge0 down
- *           sudo ifconfig bridge0 deletem IF      (each cable interface in the bridge)
+ *   macOS:  sudo ifconfig bridge0 down deletem IF...   (each cable interface
+ *                                                   in the bridge; one command
+ *                                                   per action where sudo is
+ *                                                   scoped to the commands)
  *           sudo ifconfig IF inet A netmask 255.255.255.252
  *           sudo route -n delete -host PEER        (may fail: no such route;
  *                                                   left out when the probe
@@ -162,6 +164,14 @@ int plan_check(const struct plan *p, const struct graph *g, struct jc_err *err);
  */
 void plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
     const struct jc_act_arg *a);
+
+/*
+ * For the backends: append to l's last command the words of act's command
+ * after its first skip words (one process doing both: "ifconfig bridge0
+ * down" then "deletem IF"); a new command, as plan_act, when l is empty.
+ */
+void plan_act_more(const struct plan_host *ph, struct plan_cmdlist *l, enum jc_act act,
+    const struct jc_act_arg *a, size_t skip);
 
 /* For the backends' setup: ad's address as a /30 on its interface (replaced). */
 void plan_addr_set(struct plan_host *ph, const struct plan_addr *ad);

@@ -15,7 +15,7 @@ grep -q 'warning: Automatic setup requested but the following hosts do not have 
     grep -qx ' -  mini2' "$t/err" && ! grep -qx ' -  mini1' "$t/err"
 ok $? "mlx's warning, naming mini2 only"
 grep -qx 'Setup for mini1' "$t/out" && grep -qx 'Setup for mini2' "$t/out" &&
-    grep -qx 'sudo ifconfig bridge0 down' "$t/out" && grep -qx 'Hostfile' "$t/out"
+    grep -qx 'sudo ifconfig bridge0 down\( deletem en[0-9]*\)*' "$t/out" && grep -qx 'Hostfile' "$t/out"
 ok $? "the commands of every host are printed, then the hostfile"
 ! grep -q '^\[#\]' "$t/err"
 ok $? "no command was run"

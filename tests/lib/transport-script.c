@@ -224,7 +224,35 @@ fail(struct ts_ans *a, int status, const char *fmt, ...)
 	a->status = status;
 }
 
-/* ifconfig IF [inet A (netmask M [alias] | -alias) | up | down | addm M | deletem M] */
+/*
+ * A sequence of "up", "down", "addm M", "deletem M", run in order as
+ * ifconfig does, up to the first that fails.
+ */
+static void
+mac_ifconfig_ops(struct ts_if *f, char **w, size_t n, struct ts_ans *a)
+{
+	long i;
+
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(w[k], "up") == 0 || strcmp(w[k], "down") == 0) {
+			f->up = strcmp(w[k], "up") == 0;
+		} else if (strcmp(w[k], "addm") == 0 && k + 1 < n) {
+			if (strv_find(&f->members, w[++k], false) < 0)
+				strv_push(&f->members, w[k]);
+		} else if (strcmp(w[k], "deletem") == 0 && k + 1 < n) {
+			if ((i = strv_find(&f->members, w[++k], false)) < 0) {
+				fail(a, 1, "ifconfig: BRDGDEL %s: No such process\n", w[k]);
+				return;
+			}
+			strv_remove(&f->members, (size_t)i);
+		} else {
+			fail(a, 1, "ifconfig: unsupported by the model\n");
+			return;
+		}
+	}
+}
+
+/* ifconfig IF [inet A (netmask M [alias] | -alias) | (up | down | addm M | deletem M)...] */
 static void
 mac_ifconfig(struct ts_host *h, char **w, size_t n, struct ts_ans *a)
 {
@@ -237,16 +265,9 @@ mac_ifconfig(struct ts_host *h, char **w, size_t n, struct ts_ans *a)
 	}
 	if (n == 2) {
 		mac_ifconfig_show(f, a);
-	} else if (n == 3 && (strcmp(w[2], "up") == 0 || strcmp(w[2], "down") == 0)) {
-		f->up = strcmp(w[2], "up") == 0;
-	} else if (n == 4 && strcmp(w[2], "addm") == 0) {
-		if (strv_find(&f->members, w[3], false) < 0)
-			strv_push(&f->members, w[3]);
-	} else if (n == 4 && strcmp(w[2], "deletem") == 0) {
-		if ((i = strv_find(&f->members, w[3], false)) < 0)
-			fail(a, 1, "ifconfig: BRDGDEL %s: No such process\n", w[3]);
-		else
-			strv_remove(&f->members, (size_t)i);
+	} else if (strcmp(w[2], "up") == 0 || strcmp(w[2], "down") == 0 ||
+	    strcmp(w[2], "addm") == 0 || strcmp(w[2], "deletem") == 0) {
+		mac_ifconfig_ops(f, w + 2, n - 2, a);
 	} else if (n == 5 && strcmp(w[2], "inet") == 0 && strcmp(w[4], "-alias") == 0) {
 		if ((i = strv_find(&f->addrs, w[3], true)) < 0)
 			fail(a, 1, "ifconfig: ioctl (SIOCDIFADDR): Can't assign requested address\n");

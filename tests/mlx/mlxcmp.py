@@ -49,8 +49,8 @@ def our_commands(path):
             out.append("sudo route change %s -interface %s" % m.groups())
         elif re.fullmatch(r"sudo route -n delete -host \S+", line):
             continue
-        elif re.fullmatch(r"sudo ifconfig bridge0 deletem \S+", line):
-            continue
+        elif re.fullmatch(r"sudo ifconfig bridge0 down( deletem \S+)+", line):
+            out.append("sudo ifconfig bridge0 down")  # MLX leaves the members in
         elif line.startswith("Setup for ") or line.startswith("sudo "):
             out.append(line)
     return out
