@@ -54,10 +54,11 @@
  * array), the active location into *location (new string, or NULL when
  * the answer has none), and whether a location called Automatic exists
  * (*automatic: true when it is the active one or listed). A location or
- * service name that is not jc_service_name_ok, a label that is not a
- * plain word or not of a known tool (MGR_SH lists no other), is left out; an active location other than Automatic whose
- * name cannot be shown is kept as a finding without a name. Returns the
- * number of lines not understood.
+ * service name that is not jc_service_name_ok, and a label that is not a
+ * plain word or not of a known tool (MGR_SH lists no other), are left out;
+ * an active location other than Automatic whose name cannot be shown is
+ * kept as a finding without a name. Returns the number of lines not
+ * understood.
  */
 size_t parse_managers(const char *s, size_t len, struct jc_mgr **v, size_t *n, char **location,
     bool *automatic);

@@ -68,24 +68,32 @@ cmd_from_text(struct plan_cmd *c, const char *text)
 	c->argv[c->argc] = NULL;
 }
 
+/* l gets argv's words (taken over) as a new command. */
+static void
+cmd_push(struct plan_cmdlist *l, bool may_fail, struct jc_strv *argv)
+{
+	struct plan_cmd *c;
+
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	c = &l->v[l->n++];
+	memset(c, 0, sizeof(*c));
+	c->may_fail = may_fail;
+	c->argv = xreallocarray(argv->v, argv->n + 1, sizeof(char *));
+	c->argc = argv->n;
+	c->argv[c->argc] = NULL;
+}
+
 void
 plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail, enum jc_act act,
     const struct jc_act_arg *a)
 {
 	struct jc_strv argv = { 0 };
-	struct plan_cmd *c;
 
 	if (ph->plat->command(act, a, &argv) != 0) {
 		strv_free(&argv);
 		return;
 	}
-	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
-	c = &l->v[l->n++];
-	memset(c, 0, sizeof(*c));
-	c->may_fail = may_fail;
-	c->argv = xreallocarray(argv.v, argv.n + 1, sizeof(char *));
-	c->argc = argv.n;
-	c->argv[c->argc] = NULL;
+	cmd_push(l, may_fail, &argv);
 }
 
 void
@@ -93,17 +101,19 @@ plan_act_more(const struct plan_host *ph, struct plan_cmdlist *l, enum jc_act ac
     const struct jc_act_arg *a, size_t skip)
 {
 	struct jc_strv argv = { 0 };
-	struct plan_cmd *c;
+	struct plan_cmd *c = l->n > 0 ? &l->v[l->n - 1] : NULL;
+	bool same = c != NULL && c->argc > skip;
 
-	if (l->n == 0) {
-		plan_act(ph, l, false, act, a);
-		return;
-	}
-	if (ph->plat->command(act, a, &argv) != 0 || argv.n <= skip) {
+	if (ph->plat->command(act, a, &argv) != 0) {
 		strv_free(&argv);
 		return;
 	}
-	c = &l->v[l->n - 1];
+	for (size_t i = 0; same && i < skip; i++)
+		same = i < argv.n && strcmp(argv.v[i], c->argv[i]) == 0;
+	if (!same || argv.n <= skip) {
+		cmd_push(l, false, &argv);
+		return;
+	}
 	c->argv = xreallocarray(c->argv, c->argc + argv.n - skip + 1, sizeof(char *));
 	for (size_t i = 0; i < argv.n; i++) {
 		if (i < skip)

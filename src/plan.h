@@ -167,8 +167,9 @@ void plan_act(const struct plan_host *ph, struct plan_cmdlist *l, bool may_fail,
 
 /*
  * For the backends: append to l's last command the words of act's command
- * after its first skip words (one process doing both: "ifconfig bridge0
- * down" then "deletem IF"); a new command, as plan_act, when l is empty.
+ * after its first skip words, which must be the last command's too (one
+ * process doing both: "sudo ifconfig bridge0 down" then "deletem IF");
+ * otherwise, or when l is empty, a new command as plan_act's.
  */
 void plan_act_more(const struct plan_host *ph, struct plan_cmdlist *l, enum jc_act act,
     const struct jc_act_arg *a, size_t skip);

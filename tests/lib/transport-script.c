@@ -265,8 +265,7 @@ mac_ifconfig(struct ts_host *h, char **w, size_t n, struct ts_ans *a)
 	}
 	if (n == 2) {
 		mac_ifconfig_show(f, a);
-	} else if (strcmp(w[2], "up") == 0 || strcmp(w[2], "down") == 0 ||
-	    strcmp(w[2], "addm") == 0 || strcmp(w[2], "deletem") == 0) {
+	} else if (strcmp(w[2], "inet") != 0) {
 		mac_ifconfig_ops(f, w + 2, n - 2, a);
 	} else if (n == 5 && strcmp(w[2], "inet") == 0 && strcmp(w[4], "-alias") == 0) {
 		if ((i = strv_find(&f->addrs, w[3], true)) < 0)

@@ -144,6 +144,18 @@ test_bridge_restore_applied(void)
 	    "cable members removed, in the same ifconfig as the down");
 	ok(!strstr(t, "en7"), "other members left alone");
 	free(t);
+	{
+		/* a command joins the last one only when both start with the same words */
+		struct plan_host *ph = &p->hosts[0];
+		size_t n = ph->cmds.n;
+
+		plan_act_more(ph, &ph->cmds, JC_ACT_BRIDGE_DELM,
+		    &(struct jc_act_arg){ .iface = "en2" }, 3);
+		t = cmds_text(&ph->cmds);
+		ok(ph->cmds.n == n + 1 && has_line(t, "sudo ifconfig bridge0 deletem en2"),
+		    "after a route, bridge0's command is one of its own");
+		free(t);
+	}
 	t = cmds_text(&p->hosts[0].restore);
 	ok(!strstr(t, "reboot"), "a malformed prior address is not put in a command");
 	ok(has_line(t, "sudo route -n delete -host 192.168.0.2"), "restore: route removed");
