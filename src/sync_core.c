@@ -13,10 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "sync_core.h"
 #include "util.h"
+#include "xxh.h"
 
 struct sync_hash
 sync_hash_buf(const void *p, size_t len)

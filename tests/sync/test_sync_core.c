@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* the library's own XXH3, not through the dispatch sync uses (src/xxh.h) */
+#include <xxhash.h>
+
 #include "sync_core.h"
 #include "util.h"
 #include "../tap.h"
@@ -59,6 +62,32 @@ test_hashes(void)
 		(void)!pwrite(fd, buf, sizeof(buf), 0);
 		a = sync_hash_buf(buf, sizeof(buf));
 		ok(sync_hash_fd(fd, &b) == 0 && sync_hash_eq(a, b), "XXH3-128 of a file = of its bytes");
+	}
+	/*
+	 * 3 MiB and a tail: the long path, where a dispatch picks a vector
+	 * unit; sync's hash of the buffer and of the file read a MiB at a time
+	 * are the library's plain XXH3-128 of it
+	 */
+	{
+		size_t n = (3u << 20) + 17;
+		unsigned char *buf = malloc(n);
+		uint32_t x = 2463534242u;
+		XXH128_hash_t ref;
+		struct sync_hash a, b;
+
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			buf[i] = (unsigned char)x;
+		}
+		ref = XXH3_128bits(buf, n);
+		a = sync_hash_buf(buf, n);
+		(void)!ftruncate(fd, 0);
+		(void)!pwrite(fd, buf, n, 0);
+		ok(a.hi == ref.high64 && a.lo == ref.low64, "XXH3-128 of 3 MiB = the library's plain one");
+		ok(sync_hash_fd(fd, &b) == 0 && sync_hash_eq(a, b), "and of the file read by MiB");
+		free(buf);
 	}
 	close(fd);
 	unlink(tmpl);
