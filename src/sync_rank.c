@@ -25,15 +25,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "rt_io.h"
 #include "sync_core.h"
 #include "sync_rank.h"
 #include "util.h"
+#include "xxh.h"
 
 #define QUEUE_MAX 16		/* frames waiting per outgoing connection */
 #define MAP_EVERY 32		/* chunks between two saves of a part's map */
+#define AHEAD 64		/* chunks a file's hash holds while an earlier one is on its way */
 
 struct payload {
 	int ref;
@@ -60,6 +60,23 @@ struct conn {
 	pthread_t th;
 };
 
+/*
+ * A file's XXH3-128 taken from its chunks as they are stored, in order:
+ * a chunk that comes early waits (a reference to its buffer) until the
+ * ones before it are in; one too far ahead, or one an earlier run left, is
+ * read back from the part when its turn comes. Then the whole file need
+ * not be read again before its rename.
+ */
+struct fstream {
+	pthread_mutex_t mu;
+	XXH3_state_t *st;
+	uint32_t next;		/* the chunk the hash takes next */
+	struct {
+		uint32_t chunk;
+		struct payload *pl;
+	} ahead[AHEAD];
+};
+
 struct fstate {
 	bool need;		/* this host writes the file */
 	unsigned char *have;	/* per chunk */
@@ -69,6 +86,7 @@ struct fstate {
 	int fd;			/* the part, -1 when not open */
 	uint32_t since_map;
 	char *why;		/* failed */
+	struct fstream *hs;	/* made with the part, NULL after */
 };
 
 struct rk {
@@ -660,6 +678,114 @@ sha_name_ok(const char *path, const char *hex)
 	return strcmp(b, hex) == 0;
 }
 
+/* ---- a file's hash, taken as its chunks are stored ---- */
+
+static struct fstream *
+fstream_new(void)
+{
+	struct fstream *h = xcalloc(1, sizeof(*h));
+
+	pthread_mutex_init(&h->mu, NULL);
+	h->st = XXH3_createState();
+	XXH3_128bits_reset(h->st);
+	return h;
+}
+
+static void
+fstream_free(struct fstream *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t k = 0; k < AHEAD; k++)
+		pl_unref(h->ahead[k].pl);
+	XXH3_freeState(h->st);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
+/*
+ * Take in order every chunk that can be taken (h->mu held): the one
+ * waiting in its slot, else one already in the part (its data written
+ * before its bit was set). Returns -1 when a read of the part fails.
+ */
+static int
+fstream_advance(struct rk *R, size_t i, struct fstream *h, int fd)
+{
+	const struct sync_entry *e = &R->tree.v[i];
+	struct fstate *f = &R->fs[i];
+
+	while (h->next < f->nchunks) {
+		size_t slot = h->next % AHEAD;
+		struct payload *pl = h->ahead[slot].pl;
+		bool have;
+
+		if (pl != NULL && h->ahead[slot].chunk == h->next) {
+			h->ahead[slot].pl = NULL;
+		} else {
+			pthread_mutex_lock(&R->mu);
+			have = f->have[h->next];
+			pthread_mutex_unlock(&R->mu);
+			if (!have)
+				return 0;
+			pl = pl_new(chunk_len(e, h->next));
+			if (pread(fd, pl->data, pl->len, (off_t)h->next * SYNC_CHUNK) !=
+			    (ssize_t)pl->len) {
+				pl_unref(pl);
+				return -1;
+			}
+		}
+		XXH3_128bits_update(h->st, pl->data, pl->len);
+		pl_unref(pl);
+		h->next++;
+	}
+	return 0;
+}
+
+/* Chunk c of file i is in its part: give it to the file's hash. */
+static void
+fstream_feed(struct rk *R, size_t i, int fd, uint32_t c, struct payload *pl)
+{
+	struct fstream *h = R->fs[i].hs;
+	size_t slot = c % AHEAD;
+
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	if (c >= h->next && c - h->next < AHEAD && h->ahead[slot].pl == NULL) {
+		__atomic_add_fetch(&pl->ref, 1, __ATOMIC_ACQ_REL);
+		h->ahead[slot].chunk = c;
+		h->ahead[slot].pl = pl;
+	}
+	/* a failed read leaves the chunks to the whole file's read at the end */
+	if (h->next != UINT32_MAX && fstream_advance(R, i, h, fd) < 0)
+		h->next = UINT32_MAX;
+	pthread_mutex_unlock(&h->mu);
+}
+
+/*
+ * The file's hash from its stream, once every chunk is in (the last read
+ * back from the part if they waited there); false when it has none.
+ */
+static bool
+fstream_digest(struct rk *R, size_t i, int fd, struct sync_hash *out)
+{
+	struct fstream *h = R->fs[i].hs;
+	bool ok = false;
+
+	if (h == NULL)
+		return false;
+	pthread_mutex_lock(&h->mu);
+	if (h->next != UINT32_MAX && fstream_advance(R, i, h, fd) == 0 &&
+	    h->next == R->fs[i].nchunks) {
+		XXH128_hash_t d = XXH3_128bits_digest(h->st);
+
+		*out = (struct sync_hash){ d.high64, d.low64 };
+		ok = true;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return ok;
+}
+
 /* The whole file is there: check it, give it its mode, mtime and final name. */
 static void
 finish_file(struct rk *R, size_t i)
@@ -682,7 +808,8 @@ finish_file(struct rk *R, size_t i)
 		    0600)) < 0)
 			snprintf(why, sizeof(why), "%s: %s", part, strerror(errno));
 	}
-	if (!*why && (fdatasync(fd) < 0 || sync_hash_fd(fd, &h) < 0))
+	if (!*why && (fdatasync(fd) < 0 ||
+	    (!fstream_digest(R, i, fd, &h) && sync_hash_fd(fd, &h) < 0)))
 		snprintf(why, sizeof(why), "%s: %s", part, strerror(errno));
 	if (!*why && !sync_hash_eq(h, f->hash))
 		snprintf(why, sizeof(why), "the file's XXH3-128 is not the source's: "
@@ -707,6 +834,8 @@ finish_file(struct rk *R, size_t i)
 	if (fd >= 0)
 		close(fd);
 	f->fd = -1;
+	fstream_free(f->hs);
+	f->hs = NULL;
 	unlink(map);
 	pthread_mutex_lock(&R->mu);
 	if (*why) {
@@ -738,7 +867,7 @@ take_finish(struct rk *R, size_t i)
 }
 
 static int
-store_chunk(struct rk *R, const struct sync_frame *fr, const struct payload *pl)
+store_chunk(struct rk *R, const struct sync_frame *fr, struct payload *pl)
 {
 	const struct sync_entry *e = &R->tree.v[fr->file];
 	struct fstate *f = &R->fs[fr->file];
@@ -761,6 +890,8 @@ store_chunk(struct rk *R, const struct sync_frame *fr, const struct payload *pl)
 			f->fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 			if (f->fd < 0)
 				file_fail(R, fr->file, strerror(errno));
+			else
+				f->hs = fstream_new();
 		}
 		free(part);
 	}
@@ -774,6 +905,8 @@ store_chunk(struct rk *R, const struct sync_frame *fr, const struct payload *pl)
 		pthread_mutex_unlock(&R->mu);
 		return 0;
 	}
+	/* before its bit is set: the hash has every chunk when the file is whole */
+	fstream_feed(R, fr->file, fd, fr->chunk, pl);
 	pthread_mutex_lock(&R->mu);
 	if (!f->have[fr->chunk]) {
 		f->have[fr->chunk] = 1;
@@ -1622,6 +1755,7 @@ out:
 	for (size_t i = 0; R.fs != NULL && i < R.tree.n; i++) {
 		free(R.fs[i].have);
 		free(R.fs[i].why);
+		fstream_free(R.fs[i].hs);
 		if (R.fs[i].fd >= 0)
 			close(R.fs[i].fd);
 	}
