@@ -665,6 +665,20 @@ sync_route_seconds(const struct sync_route *r, double bytes, const double *gbps)
 	return worst;
 }
 
+size_t
+sync_pick_part(const size_t *queued, size_t nparts, uint64_t seq)
+{
+	size_t best = (size_t)(seq % nparts);
+
+	for (size_t k = 1; k < nparts; k++) {
+		size_t p = (size_t)((seq + k) % nparts);
+
+		if (queued[p] < queued[best])
+			best = p;
+	}
+	return best;
+}
+
 char *
 sync_fmt_bytes(double b)
 {

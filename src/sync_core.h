@@ -189,6 +189,14 @@ void sync_route_load(const struct sync_route *r, double bytes, double *out);
  */
 double sync_route_seconds(const struct sync_route *r, double bytes, const double *gbps);
 
+/*
+ * The part the source's chunk seq goes by: the one whose first hop has the
+ * fewest frames queued (queued[p]; SIZE_MAX: that hop is lost), in turn
+ * (from seq % nparts) among equals. A slower cable so carries less, and a
+ * lost first hop none (every part reaches every host).
+ */
+size_t sync_pick_part(const size_t *queued, size_t nparts, uint64_t seq);
+
 /* b bytes for a person: "512 B", "1.5 MB" (powers of 1000). New string. */
 char *sync_fmt_bytes(double b);
 

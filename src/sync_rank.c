@@ -1068,6 +1068,29 @@ hold(const char *spec)
 	free(ack);
 }
 
+/* The part for the source's next chunk (sync_pick_part), from the queues of the first hops. */
+static uint16_t
+pick_part(struct rk *R, uint64_t seq)
+{
+	size_t q[SYNC_MAX_HOSTS];
+
+	pthread_mutex_lock(&R->mu);
+	for (size_t p = 0; p < R->nparts; p++) {
+		q[p] = 0;
+		for (int j = 0; R->kids[p][j] >= 0; j++)
+			for (int w = 0; w < R->kidw[p][j]; w++) {
+				const struct conn *c = &R->out[R->kids[p][j] + w];
+
+				if (c->dead)
+					q[p] = SIZE_MAX;
+				else if (c->qn > q[p])
+					q[p] = c->qn;
+			}
+	}
+	pthread_mutex_unlock(&R->mu);
+	return (uint16_t)sync_pick_part(q, R->nparts, seq);
+}
+
 static int
 send_all(struct rk *R, json_t *send, struct jc_err *err)
 {
@@ -1162,7 +1185,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			f.hash = sync_hash_buf(pl->data, pl->len);
 			if ((long)seq == corrupt && pl->len > 0)
 				pl->data[pl->len / 2] ^= 0x5a;
-			f.part = (uint16_t)(seq % R->nparts);
+			f.part = pick_part(R, seq);
 			forward(R, &f, pl);
 			pl_unref(pl);
 			seq++;
@@ -1185,7 +1208,6 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 		fe.file = (uint32_t)i;
 		fe.chunk = nch;
 		fe.hash = fh;
-		fe.part = (uint16_t)(seq % R->nparts);
 		/* every part's hosts need the file's hash: send it on each */
 		for (size_t p = 0; p < R->nparts; p++) {
 			fe.part = (uint16_t)p;

@@ -3,8 +3,9 @@
  * sync's pure parts: the hashes against published values, the path and
  * link rules, a tree scanned from a folder made here (with a link out of
  * it refused), what counts as the same file, frames encoded and decoded,
- * and the routes of a ring, a mesh, a doubled pair and a ring that lost a
- * host or a cable, with the expected time from given rates.
+ * the routes of a ring, a mesh, a doubled pair and a ring that lost a
+ * host or a cable, with the expected time from given rates, and the part
+ * the source's next chunk takes.
  */
 #include "config.h"
 
@@ -315,6 +316,24 @@ test_routes(void)
 	sync_graph_free(&g);
 }
 
+static void
+test_pick(void)
+{
+	size_t even[3] = { 0, 0, 0 }, one_busy[3] = { 2, 9, 2 }, lost[3] = { SIZE_MAX, 5, 7 };
+	size_t all_lost[2] = { SIZE_MAX, SIZE_MAX }, one[1] = { 16 };
+	int turns = 0;
+
+	for (uint64_t seq = 0; seq < 6; seq++)
+		turns += sync_pick_part(even, 3, seq) == seq % 3;
+	ok(turns == 6, "equal queues: the parts in turn (%d of 6)", turns);
+	ok(sync_pick_part(one_busy, 3, 1) == 2 && sync_pick_part(one_busy, 3, 0) == 0,
+	    "the busy part is passed over, the next free one taken");
+	ok(sync_pick_part(lost, 3, 0) == 1 && sync_pick_part(lost, 3, 3) == 1,
+	    "a lost first hop gets nothing while another part lives");
+	ok(sync_pick_part(all_lost, 2, 1) == 1 && sync_pick_part(one, 1, 7) == 0,
+	    "all lost: in turn; one part: that one");
+}
+
 int
 main(void)
 {
@@ -323,6 +342,7 @@ main(void)
 	test_tree();
 	test_frames();
 	test_routes();
+	test_pick();
 	done_testing();
 	return tap_failed != 0;
 }
