@@ -94,6 +94,8 @@ rt_verify_defaults(struct rt_verify_opts *o)
 		if (o->link_bytes < o->msg_bytes)
 			o->msg_bytes = o->link_bytes;
 	}
+	if ((e = getenv("JACCL_VERIFY_SECONDS")) != NULL && jc_parse_int(e, 1, 3600, &v))
+		o->link_seconds = (double)v;
 	if ((e = getenv("JACCL_VERIFY_MAX_MB")) != NULL && jc_parse_int(e, 1, 1 << 14, &v))
 		o->ar_max = (size_t)v << 20;
 }

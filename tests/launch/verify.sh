@@ -201,8 +201,10 @@ fi
 
 if only hang; then
 # --- a rank that hangs before joining: the others give up, it is stopped
+# (rank 0 waits 1.5 x (2 x --timeout + 5 s + a cable's stream, here 1 s))
 lv_hostfile "$t/m24.json" jaccl lx1,lx4
-JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m24.json" $SMALL --env HANG=1 --timeout 2 --json \
+JACCL_CONFIG_REMOTE=$t/remote jv --hostfile "$t/m24.json" $SMALL --env JACCL_VERIFY_SECONDS=1 \
+    --env HANG=1 --timeout 2 --json \
     >"$t/out" 2>"$t/err"
 is "$?" 7 "a rank that hangs: exit 7"
 python3 - "$t/out" <<'PY'

@@ -36,6 +36,7 @@ run_ranks() {
 		rt_exec "$r" env -i PATH="$PATH" \
 		    ${JACCL_VERIFY_MB:+JACCL_VERIFY_MB=$JACCL_VERIFY_MB} \
 		    ${JACCL_VERIFY_MAX_MB:+JACCL_VERIFY_MAX_MB=$JACCL_VERIFY_MAX_MB} \
+		    ${JACCL_VERIFY_SECONDS:+JACCL_VERIFY_SECONDS=$JACCL_VERIFY_SECONDS} \
 		    ${JACCL_IBVERBS_LIB:+JACCL_IBVERBS_LIB=$JACCL_IBVERBS_LIB} \
 		    ${SOFTVERBS_MAX_QP:+SOFTVERBS_MAX_QP=$SOFTVERBS_MAX_QP} \
 		    ${JACCL_VERIFY_FRAMES:+JACCL_VERIFY_FRAMES=$JACCL_VERIFY_FRAMES} \
@@ -195,10 +196,11 @@ all_zero 0 1 2 && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a
 ok $? "MLX_JACCL_RING=1 on a triangle: ring group, right results" || show 0 1 2
 
 
-# a rank that never starts
-run_ranks "0 1" "" --timeout 1
-[ "$st0" = 1 ] && grep -q 'missing: rank 2' "$t/err0"
-ok $? "rank 2 never starts: rank 0 names it" || show 0 1
+# a rank that never starts: rank 0 waits for it 1.5 x the side channel's
+# bound, 2 x --timeout + 5 s + a cable's stream (JACCL_VERIFY_SECONDS)
+JACCL_VERIFY_SECONDS=1 run_ranks "0 1" "" --timeout 1
+[ "$st0" = 1 ] && grep -q 'did not connect to the coordinator within 12 s (missing: rank 2)' "$t/err0"
+ok $? "rank 2 never starts: rank 0 names it after 1.5 x (2 x 1 + 5 + 1) s" || show 0 1
 [ "$st1" = 1 ]; ok $? "rank 2 never starts: rank 1 fails too"
 fi
 rt_down
@@ -312,7 +314,7 @@ fi
 fi
 
 # --- 2-rank mesh, the cable goes down once its bandwidth measurement has
-# started (a stream of 1 TiB, bounded by 30 s: it cannot end before)
+# started (a stream of 1 TiB, bounded by 3 s: it cannot end before)
 if only cable-down; then
 rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
 : >"$t/trace"
@@ -320,7 +322,8 @@ rt_up 2; rt_cable 0 1; rt_matrix "$t/devs.json"
 	wait_event "$t/trace" '^rank 0: link 0 0-1 stream' && rt_exec 0 ip link set en2 down
 ) &
 downer=$!
-TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_MAX_MB=64 run_ranks "0 1" "" --timeout 2
+TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_SECONDS=3 JACCL_VERIFY_MAX_MB=64 \
+    run_ranks "0 1" "" --timeout 2
 wait "$downer"; ok $? "cable down mid-run: taken down once rank 0 streams on it" || diag "$(cat "$t/trace")"
 grep -q '^rank 0: link 0 0-1 failed' "$t/trace"; ok $? "cable down mid-run: the measurement of that cable failed" || diag "$(cat "$t/trace")"
 [ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0" && grep -Eq 'down|no data moved' "$t/out0" "$t/err0"
@@ -416,7 +419,8 @@ else
 		wait_event "$t/trace" '^rank 0: link 0 0-1 stream' && rt_exec 0 ip link set en2 down
 	) &
 	downer=$!
-	TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_MAX_MB=4 run_ranks "0 1" "" --timeout 2 --fabric verbs
+	TRACE=$t/trace JACCL_VERIFY_MB=1048576 JACCL_VERIFY_SECONDS=3 JACCL_VERIFY_MAX_MB=4 \
+	    run_ranks "0 1" "" --timeout 2 --fabric verbs
 	wait "$downer"; ok $? "verbs: cable down mid-run: taken down once rank 0 streams on it" || diag "$(cat "$t/trace")"
 	grep -q '^rank 0: link 0 0-1 failed' "$t/trace"; ok $? "verbs: cable down mid-run: the measurement of that cable failed" || diag "$(cat "$t/trace")"
 	[ "$st0" = 1 ] && grep -q 'rdma_en2' "$t/out0" "$t/err0"
