@@ -33,7 +33,7 @@
 
 #define QUEUE_MAX 16		/* frames waiting per outgoing connection */
 #define MAP_EVERY 32		/* chunks between two saves of a part's map */
-#define AHEAD 64		/* chunks a file's hash holds while an earlier one is on its way */
+#define AHEAD 64		/* chunks a file's hash holds until the ones before come */
 
 struct payload {
 	int ref;
@@ -1068,7 +1068,7 @@ hold(const char *spec)
 	free(ack);
 }
 
-/* The part for the source's next chunk (sync_pick_part), from the queues of the first hops. */
+/* The part for the source's next chunk (sync_pick_part), by its first hops' queues. */
 static uint16_t
 pick_part(struct rk *R, uint64_t seq)
 {

@@ -16,7 +16,7 @@
 
 struct rt_verify_opts {
 	size_t link_bytes;	/* per cable and direction (default 256 MiB) */
-	double link_seconds;	/* ... or stop after this long (default 2; JACCL_VERIFY_SECONDS) */
+	double link_seconds;	/* ... or stop after this long (2; JACCL_VERIFY_SECONDS) */
 	size_t msg_bytes;	/* message size of the bandwidth tests (4 MiB) */
 	int lat_iters;		/* ping-pongs of 8 bytes (default 200) */
 	size_t ar_min, ar_max;	/* all-reduce sweep, bytes (1 KiB .. 64 MiB) */

@@ -86,8 +86,10 @@ test_hashes(void)
 		a = sync_hash_buf(buf, n);
 		(void)!ftruncate(fd, 0);
 		(void)!pwrite(fd, buf, n, 0);
-		ok(a.hi == ref.high64 && a.lo == ref.low64, "XXH3-128 of 3 MiB = the library's plain one");
-		ok(sync_hash_fd(fd, &b) == 0 && sync_hash_eq(a, b), "and of the file read by MiB");
+		ok(a.hi == ref.high64 && a.lo == ref.low64,
+		    "XXH3-128 of 3 MiB = the library's plain one");
+		ok(sync_hash_fd(fd, &b) == 0 && sync_hash_eq(a, b),
+		    "and of the file read by MiB");
 		free(buf);
 	}
 	close(fd);
