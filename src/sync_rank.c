@@ -457,6 +457,12 @@ pl_new(size_t len)
 }
 
 static void
+pl_ref(struct payload *p)
+{
+	__atomic_add_fetch(&p->ref, 1, __ATOMIC_ACQ_REL);
+}
+
+static void
 pl_unref(struct payload *p)
 {
 	if (p == NULL || __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) != 0)
@@ -595,7 +601,7 @@ push_locked(struct rk *R, struct conn *c, const unsigned char *hdr, struct paylo
 
 		memcpy(it->hdr, hdr, SYNC_HDR);
 		if (pl != NULL)
-			__atomic_add_fetch(&pl->ref, 1, __ATOMIC_ACQ_REL);
+			pl_ref(pl);
 		it->pl = pl;
 		c->qn++;
 		pthread_cond_broadcast(&c->cv);
@@ -752,7 +758,7 @@ fstream_feed(struct rk *R, size_t i, int fd, uint32_t c, struct payload *pl)
 		return;
 	pthread_mutex_lock(&h->mu);
 	if (c >= h->next && c - h->next < AHEAD && h->ahead[slot].pl == NULL) {
-		__atomic_add_fetch(&pl->ref, 1, __ATOMIC_ACQ_REL);
+		pl_ref(pl);
 		h->ahead[slot].chunk = c;
 		h->ahead[slot].pl = pl;
 	}
