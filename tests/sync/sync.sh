@@ -232,20 +232,32 @@ got=$(( $(rx lx4) - before ))
 same_trees "resumed" "$t/dst" lx2 lx3 lx4
 fi
 
-# held_run DESC ACTION: a ring sync whose source holds after 2 chunks; ACTION
-# runs on the "held" event, then the source goes on; sets $rc, $secs
+# held_run ACTION: a ring sync whose source holds after 2 chunks; ACTION
+# runs on the first "held" event, then the source goes on; sets $rc, $secs.
+# The run says "exited" on the same fifo when it ends, so a run that ends
+# before it holds, or holds again in a later run, cannot leave this waiting.
 held_run() {
-	rm -rf "$t/dst" "$t/fifo" "$t/fifo.ack"
+	rm -rf "$t/dst" "$t/fifo" "$t/fifo.ack" "$t/held.rc"
 	mkfifo "$t/fifo" "$t/fifo.ack"
-	JACCL_SYNC_HOLD="2:$t/fifo" js --hostfile "$t/ring.json" "lx1:$t/src" "$t/dst/%h" \
-	    >"$t/out" 2>"$t/err" &
+	(
+		JACCL_SYNC_HOLD="2:$t/fifo" js --hostfile "$t/ring.json" "lx1:$t/src" "$t/dst/%h" \
+		    >"$t/out" 2>"$t/err"
+		echo "$?" > "$t/held.rc"
+		echo exited > "$t/fifo"
+	) &
 	_pid=$!
-	read -r _ev < "$t/fifo"
-	$1
-	_t0=$(date +%s%N)
-	echo go > "$t/fifo.ack"
+	_t0=
+	while read -r _ev < "$t/fifo" && [ "$_ev" = held ]; do
+		if [ -z "$_t0" ]; then
+			$1
+			_t0=$(date +%s%N)
+		fi
+		# bounded: a source that died after "held" never opens the ack
+		timeout $((20 * TO)) sh -c 'echo go > "$1"' sh "$t/fifo.ack"
+	done
 	wait "$_pid"
-	rc=$?
+	rc=$(cat "$t/held.rc")
+	[ -n "$_t0" ] || { echo "# the run ended before it held (exit $rc)"; _t0=$(date +%s%N); }
 	secs=$(( ($(date +%s%N) - _t0) / 1000000000 ))
 }
 kill_lx2() {
