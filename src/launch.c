@@ -429,6 +429,10 @@ launch_result_text(const struct launch_result *res)
 		return res->status == 0 ? xstrdup("completed") :
 		    xasprintf("exited with code %d", res->status);
 	case LAUNCH_KILLED:
+		/* OpenSSH names RFC 4254's signals only: SIGBUS, SIGTRAP, SIGSYS... come unnamed */
+		if (res->signal != NULL && strchr(res->signal, '@') != NULL)
+			return xasprintf("was killed by a signal sshd does not name (%s: "
+			    "one outside SSH's list, such as SIGBUS or SIGTRAP)", res->signal);
 		return xasprintf("was killed by SIG%s", res->signal ? res->signal : "?");
 	case LAUNCH_STOPPED:
 		return xstrdup("was stopped");

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "../tap.h"
+#include "launch.h"
 #include "transport.h"
 #include "util.h"
 
@@ -165,6 +166,20 @@ main(void)
 	if (!ok(r == 0 && res.signal != NULL && strcmp(res.signal, "TERM") == 0,
 	    "a command killed by SIGTERM reports the signal"))
 		diag("r=%d status=%d signal=%s err=%s", r, res.status, res.signal ? res.signal : "-", r ? err.msg : "");
+	tr_result_clear(&res);
+	/* OpenSSH's sshd names only RFC 4254's signals; SIGBUS is not one */
+	r = tr_run(s, "kill -BUS $$", NULL, 0, 10, 0, &res, &err);
+	if (!ok(r == 0 && res.signal != NULL && strcmp(res.signal, "SIG@openssh.com") == 0,
+	    "a command killed by SIGBUS: sshd says SIG@openssh.com"))
+		diag("r=%d status=%d signal=%s", r, res.status, res.signal ? res.signal : "-");
+	{
+		struct launch_result lr = { .state = LAUNCH_KILLED, .signal = res.signal };
+		char *txt = launch_result_text(&lr);
+
+		ok(strstr(txt, "a signal sshd does not name") != NULL && strstr(txt, "SIGSIG") == NULL,
+		    "launch's words for it: %s", txt);
+		free(txt);
+	}
 	tr_result_clear(&res);
 
 	{
