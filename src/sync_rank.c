@@ -255,8 +255,10 @@ load_map(struct rk *R, size_t i)
 	    lstat(pp, &st) == 0 && S_ISREG(st.st_mode) && hex_bits(hex, f->have, f->nchunks))
 		good = true;
 	if (!good) {
+		/* a part of another version of the file: its bytes, even past this one's end, go */
 		memset(f->have, 0, f->nchunks);
 		unlink(mp);
+		unlink(pp);
 	}
 	f->nhave = 0;
 	for (uint32_t c = 0; c < f->nchunks; c++)
@@ -814,7 +816,8 @@ finish_file(struct rk *R, size_t i)
 		    0600)) < 0)
 			snprintf(why, sizeof(why), "%s: %s", part, strerror(errno));
 	}
-	if (!*why && (fdatasync(fd) < 0 ||
+	/* the part holds this file's bytes and no more */
+	if (!*why && (ftruncate(fd, (off_t)e->size) < 0 || fdatasync(fd) < 0 ||
 	    (!fstream_digest(R, i, fd, &h) && sync_hash_fd(fd, &h) < 0)))
 		snprintf(why, sizeof(why), "%s: %s", part, strerror(errno));
 	if (!*why && !sync_hash_eq(h, f->hash))

@@ -169,6 +169,10 @@ sync_event(void *arg, const char *host, json_t *ev)
 		jc_warn(host, "chunk %d of %s arrived damaged: sent again",
 		    (int)json_integer_value(json_object_get(ev, "chunk")),
 		    json_string_value(json_object_get(ev, "path")));
+	} else if (!P->json && strcmp(kind, "source-error") == 0) {
+		jc_warn(host, "%s: %s: not sent in this run",
+		    json_string_value(json_object_get(ev, "path")),
+		    json_string_value(json_object_get(ev, "why")));
 	} else if (!P->json && strcmp(kind, "upstream-lost") == 0) {
 		jc_warn(host, "upstream %s", json_string_value(json_object_get(ev, "why")));
 	} else if (!P->json && strcmp(kind, "child-lost") == 0) {

@@ -8,14 +8,15 @@
 # moves nothing; a chunk damaged in flight found and sent again; an
 # interrupted sync resumed with only what was missing; a host killed and a
 # cable taken down mid-run (on the source's "held" event, no sleep), named
-# within the timeout, the others complete; --over ethernet; free space and write
+# within the timeout, the others complete; a source file cut short while it
+# is sent named, and sent whole by the next run; --over ethernet; free space and write
 # permission refused before any byte moves; links out of the tree and
 # links in a destination refused; --dry-run's route and expected time;
 # a pair with two cables, both used.
 # Then a ring of 4 stock simulated Macs (admin, zsh, a root of their own:
 # the folders and the program in sim_shared) set up by configure --auto-setup.
 # JC_TEST_ONLY="SECTION..." runs only those sections (basic, dry, corrupt,
-# resume, kill, cable, refuse, escape, wires, macs).
+# resume, kill, cable, shrink, refuse, escape, wires, macs).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/sim.sh"
@@ -288,6 +289,33 @@ grep -Eq 'lx3: the cable from lx2: nothing (arrived|moved) within the timeout' "
 okd $? "cable down: the cable named" "$t/err"
 [ "$secs" -le $((4 * TO)) ]; ok $? "cable down: over within the timeout ($secs s)"
 same_trees "cable down" "$t/dst" lx2 lx3 lx4
+fi
+
+if only shrink; then
+# --- a source file shorter on the next run than when a run stopped: the
+# part the first run left (a chunk of 1 MiB or more in it) goes, none of
+# its bytes past the new end stay
+mk_source 12000000
+rm -rf "$t/dst"
+JACCL_SYNC_STOP_AFTER=2 JACCL_SYNC_RUNS=1 js --hostfile "$t/ring.json" "lx1:$t/src" "$t/dst/%h" \
+    >"$t/out" 2>"$t/err"
+isd "$?" 1 "shrunk between runs: the first run stopped (exit 1)" "$t/err"
+truncate -s 500000 "$t/src/models--x--y/blobs/$BIG"
+js --hostfile "$t/ring.json" "lx1:$t/src" "$t/dst/%h" >"$t/out" 2>"$t/err"
+isd "$?" 0 "shrunk between runs: exit 0" "$t/err"
+same_trees "shrunk between runs" "$t/dst" lx2 lx3 lx4
+# --- a source file cut short while it is sent (the source holds after 2
+# chunks, its file mapped): that run names it and leaves it out, the next
+# one sends it as it now is
+mk_source 12000000
+shrink_big() { truncate -s 1500000 "$t/src/models--x--y/blobs/$BIG"; }
+held_run shrink_big
+isd "$rc" 0 "file cut short: exit 0, the next run sent it" "$t/err" "$t/out"
+grep -q "lx1: .*models--x--y/blobs/$BIG: shorter than when it was scanned" "$t/err"
+okd $? "file cut short: the source names it" "$t/err"
+! grep -q 'lost' "$t/err"; okd $? "file cut short: no rank lost" "$t/err"
+same_trees "file cut short" "$t/dst" lx2 lx3 lx4
+mk_source 12000000	# the later sections' source, whole again
 fi
 
 if only refuse; then
