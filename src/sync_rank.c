@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -234,6 +235,32 @@ save_map(struct rk *R, size_t i)
 	free(path);
 }
 
+/*
+ * The temporary files of a manifest or map whose writer was killed before
+ * its rename (jc_write_atomic's ".NAME.tmp.tt..."), in folder dir: removed.
+ */
+static void
+sweep_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name, *t = strstr(n, ".tmp.tt");
+		size_t k = t != NULL ? (size_t)(t - n) : 0, m = strlen(SYNC_MAP_SUFFIX);
+
+		if (n[0] != '.' || t == NULL)
+			continue;
+		/* what is before ".tmp.": ".jcsync-manifest", or ".NAME.jcsync-map" */
+		if ((k - 1 == strlen(SYNC_MANIFEST) && memcmp(n + 1, SYNC_MANIFEST, k - 1) == 0) ||
+		    (k > m + 1 && n[1] == '.' && memcmp(t - m, SYNC_MAP_SUFFIX, m) == 0))
+			(void)unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 /* What an earlier run left of file i: its chunks, or none (stale parts removed). */
 static void
 load_map(struct rk *R, size_t i)
@@ -254,6 +281,15 @@ load_map(struct rk *R, size_t i)
 	    size == e->size && mtime == e->mtime_ns && nch == f->nchunks &&
 	    lstat(pp, &st) == 0 && S_ISREG(st.st_mode) && hex_bits(hex, f->have, f->nchunks))
 		good = true;
+	if (lstat(pp, &st) == 0) {
+		/* an interrupted file: a map its rank was killed writing goes (no link on the way) */
+		struct jc_err pe = { 0 };
+		char *dir = xstrndup(pp, (size_t)(strrchr(pp, '/') - pp));
+
+		if (safe_parent(R, e->path, false, &pe) == 0)
+			sweep_temps(dir);
+		free(dir);
+	}
 	if (!good) {
 		/* a part of another version of the file: its bytes, even past this one's end, go */
 		memset(f->have, 0, f->nchunks);
@@ -384,6 +420,8 @@ dest_hello(struct rk *R)
 	struct stat st;
 
 	exists = stat(R->root, &st) == 0 && S_ISDIR(st.st_mode);
+	if (exists)
+		sweep_temps(R->root);
 	if (exists && sync_tree_scan(R->root, false, &d, &e2) < 0)
 		memset(&d, 0, sizeof(d));
 	if (R->checksum)

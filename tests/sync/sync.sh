@@ -223,9 +223,15 @@ JACCL_SYNC_STOP_AFTER=4 JACCL_SYNC_RUNS=1 js --hostfile "$t/ring.json" "lx1:$t/s
 isd "$?" 1 "interrupted: exit 1 (hosts incomplete)" "$t/err" "$t/out"
 [ ! -e "$t/dst/lx4/models--x--y/blobs/$BIG" ] && [ -f "$t/dst/lx4/models--x--y/blobs/.$BIG.jcsync-part" ]
 ok $? "interrupted: nothing half-written under its final name, the part kept"
+# what a rank killed while it wrote its manifest or a map leaves: their temporary files
+tm="$t/dst/lx4/..jcsync-manifest.tmp.tt0123456789abcd"
+tp="$t/dst/lx4/models--x--y/blobs/..$BIG.jcsync-map.tmp.tt0123456789abcd"
+: > "$tm"
+: > "$tp"
 before=$(rx lx4)
 js --hostfile "$t/ring.json" "lx1:$t/src" "$t/dst/%h" >"$t/out" 2>"$t/err"
 isd "$?" 0 "resumed: exit 0" "$t/err"
+[ ! -e "$tm" ] && [ ! -e "$tp" ]; ok $? "resumed: the temporary files of a killed rank removed"
 got=$(( $(rx lx4) - before ))
 # 6 MB in chunks of 1 MiB, 4 chunks sent (3 or 4 of them the big file's,
 # by the order of the names): 1.8 or 2.9 MB was missing, not 6
