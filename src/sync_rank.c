@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One host's part of a sync (see sync_rank.h). Threads: one reader per
- * incoming connection (check, write, forward), one writer per outgoing
- * connection (a bounded queue of frames), the source's reader of files,
- * and one that waits for SIGTERM to save what each part holds before the
- * rank ends.
+ * incoming connection (check, forward) and its storer (write into the
+ * part), one writer per outgoing connection (a bounded queue of frames),
+ * the source's reader of files, and one that waits for SIGTERM to save
+ * what each part holds before the rank ends.
+ *
+ * The source's chunks are not copied: they are hashed where the file is
+ * mapped and, on Linux, sent from the file by sendfile(2).
  */
 #include "config.h"
 
@@ -17,14 +20,23 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/sendfile.h>
+#endif
+#ifndef MSG_MORE
+#define MSG_MORE 0
+#endif
 
 #include "rt_io.h"
 #include "sync_core.h"
@@ -36,10 +48,21 @@
 #define MAP_EVERY 32		/* chunks between two saves of a part's map */
 #define AHEAD 64		/* chunks a file's hash holds until the ones before come */
 
+/* A source file mapped for reading, shared by the chunks that point into it. */
+struct srcmap {
+	int ref;
+	int fd;
+	unsigned char *base;
+	size_t len;
+};
+
 struct payload {
 	int ref;
 	size_t len;
-	unsigned char data[];
+	unsigned char *data;	/* buf, or the chunk in src's mapping */
+	struct srcmap *src;	/* NULL: the bytes are in buf */
+	uint64_t off;		/* in src's file */
+	unsigned char buf[];
 };
 
 struct item {
@@ -493,6 +516,33 @@ pl_new(size_t len)
 		p = xmalloc(sizeof(*p) + SYNC_CHUNK);
 	p->ref = 1;
 	p->len = len;
+	p->data = p->buf;
+	p->src = NULL;
+	return p;
+}
+
+static void
+srcmap_unref(struct srcmap *m)
+{
+	if (m == NULL || __atomic_sub_fetch(&m->ref, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	munmap(m->base, m->len);
+	close(m->fd);
+	free(m);
+}
+
+/* The chunk at off of the mapped file m: no copy. */
+static struct payload *
+pl_mapped(struct srcmap *m, uint64_t off, size_t len)
+{
+	struct payload *p = xmalloc(sizeof(*p));
+
+	__atomic_add_fetch(&m->ref, 1, __ATOMIC_ACQ_REL);
+	p->ref = 1;
+	p->len = len;
+	p->data = m->base + off;
+	p->src = m;
+	p->off = off;
 	return p;
 }
 
@@ -507,6 +557,11 @@ pl_unref(struct payload *p)
 {
 	if (p == NULL || __atomic_sub_fetch(&p->ref, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	if (p->src != NULL) {
+		srcmap_unref(p->src);
+		free(p);
+		return;
+	}
 	pthread_mutex_lock(&pool_mu);
 	if (npool < POOL_MAX) {
 		pool[npool++] = p;
@@ -546,6 +601,95 @@ struct wctx {
 	struct rk *R;
 	struct conn *c;
 };
+
+/*
+ * A mapped chunk, sent from its file by the kernel without a copy
+ * through this process (elsewhere than Linux: written from the mapping).
+ * A file that shrank since its chunk was hashed ends early: zeros keep
+ * the frame whole, and the chunk fails its check where it arrives.
+ */
+static int
+send_mapped(int fd, const struct payload *pl, double deadline)
+{
+	static const unsigned char zeros[4096];
+	size_t left = pl->len;
+#ifdef __linux__
+	off_t off = (off_t)pl->off;
+
+	while (left > 0) {
+		ssize_t n;
+		int r;
+
+		if ((r = rt_io_wait(fd, POLLOUT, deadline)) <= 0)
+			return r == 0 ? -ETIMEDOUT : r;
+		n = sendfile(fd, pl->src->fd, &off, left);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n < 0)
+			return errno == ECONNRESET || errno == EPIPE ? -EPIPE : -errno;
+		if (n == 0)
+			break;
+		left -= (size_t)n;
+	}
+#else
+	struct stat st;
+
+	/* a write from past the end of a shrunk file would fault */
+	if (fstat(pl->src->fd, &st) == 0 && (uint64_t)st.st_size >= pl->off + pl->len) {
+		int r = rt_io_write_all(fd, pl->data, left, deadline);
+
+		if (r < 0)
+			return r;
+		left = 0;
+	}
+#endif
+	while (left > 0) {
+		size_t n = left < sizeof(zeros) ? left : sizeof(zeros);
+		int r = rt_io_write_all(fd, zeros, n, deadline);
+
+		if (r < 0)
+			return r;
+		left -= n;
+	}
+	return 0;
+}
+
+/*
+ * A frame: its header, then its payload, if any. The header goes with
+ * the payload's first bytes (no segment of 40 bytes alone on the cable).
+ */
+static int
+send_frame(int fd, const unsigned char *hdr, const struct payload *pl, double deadline)
+{
+	struct iovec v[2] = { { (void *)hdr, SYNC_HDR }, { NULL, 0 } };
+	bool mapped = pl != NULL && pl->src != NULL;
+	int n = 1, r;
+
+	if (pl != NULL && !mapped)
+		v[n++] = (struct iovec){ pl->data, pl->len };
+	while (n > 0) {
+		ssize_t w;
+		size_t k = 0;
+
+		if ((r = rt_io_wait(fd, POLLOUT, deadline)) <= 0)
+			return r == 0 ? -ETIMEDOUT : r;
+		/* a mapped chunk follows its header from the file: the kernel holds the header */
+		w = mapped ? send(fd, v[0].iov_base, v[0].iov_len, MSG_MORE) : writev(fd, v, n);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (w < 0)
+			return errno == ECONNRESET || errno == EPIPE ? -EPIPE : -errno;
+		while (k < (size_t)n && (size_t)w >= v[k].iov_len)
+			w -= (ssize_t)v[k++].iov_len;
+		memmove(v, v + k, ((size_t)n - k) * sizeof(*v));
+		n -= (int)k;
+		if (n > 0) {
+			v[0].iov_base = (char *)v[0].iov_base + w;
+			v[0].iov_len -= (size_t)w;
+		}
+	}
+	return mapped ? send_mapped(fd, pl, deadline) : 0;
+}
 
 static void *
 writer_main(void *arg)
@@ -612,9 +756,7 @@ writer_main(void *arg)
 		c->qn--;
 		pthread_cond_broadcast(&c->cv);
 		pthread_mutex_unlock(&R->mu);
-		rc = rt_io_write_all(c->fd, it.hdr, SYNC_HDR, jc_now() + R->timeout);
-		if (rc == 0 && it.pl != NULL)
-			rc = rt_io_write_all(c->fd, it.pl->data, it.pl->len, jc_now() + R->timeout);
+		rc = send_frame(c->fd, it.hdr, it.pl, jc_now() + R->timeout);
 		if (rc == 0 && it.pl != NULL) {
 			pthread_mutex_lock(&R->mu);
 			R->bytes_sent += it.pl->len;
@@ -987,6 +1129,80 @@ struct rctx {
 	int fd;
 };
 
+/*
+ * The chunks a reader took in, stored by a thread of their own: the
+ * write into the part (the costliest step on a host) runs beside the next
+ * read from the cable instead of after it.
+ */
+#define STORE_MAX 8
+
+struct storer {
+	struct rk *R;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct {
+		struct sync_frame f;
+		struct payload *pl;
+	} q[STORE_MAX];
+	size_t head, n;
+	bool end;
+	pthread_t th;
+};
+
+static void *
+storer_main(void *arg)
+{
+	struct storer *s = arg;
+
+	for (;;) {
+		struct sync_frame f;
+		struct payload *pl;
+
+		pthread_mutex_lock(&s->mu);
+		while (s->n == 0 && !s->end)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->n == 0) {
+			pthread_mutex_unlock(&s->mu);
+			return NULL;
+		}
+		f = s->q[s->head].f;
+		pl = s->q[s->head].pl;
+		s->head = (s->head + 1) % STORE_MAX;
+		s->n--;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		store_chunk(s->R, &f, pl);
+		pl_unref(pl);
+	}
+}
+
+/* Hand chunk f (the caller's reference to pl) to the storer; blocks while it is full. */
+static void
+storer_push(struct storer *s, const struct sync_frame *f, struct payload *pl)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->n == STORE_MAX)
+		pthread_cond_wait(&s->cv, &s->mu);
+	s->q[(s->head + s->n) % STORE_MAX].f = *f;
+	s->q[(s->head + s->n) % STORE_MAX].pl = pl;
+	s->n++;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Every chunk handed over is stored: the storer ends. */
+static void
+storer_end(struct storer *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->end = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->th, NULL);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+}
+
 static void *
 reader_main(void *arg)
 {
@@ -997,8 +1213,12 @@ reader_main(void *arg)
 	char peer[64] = "?";
 	struct sockaddr_in a;
 	socklen_t al = sizeof(a);
+	struct storer st = { .R = R };
 
 	free(x);
+	pthread_mutex_init(&st.mu, NULL);
+	pthread_cond_init(&st.cv, NULL);
+	pthread_create(&st.th, NULL, storer_main, &st);
 	if (getpeername(fd, (struct sockaddr *)&a, &al) == 0)
 		inet_ntop(AF_INET, &a.sin_addr, peer, sizeof(peer));
 	for (;;) {
@@ -1074,10 +1294,10 @@ reader_main(void *arg)
 			pl_unref(pl);
 			continue;
 		}
-		store_chunk(R, &f, pl);
 		forward(R, &f, pl);
-		pl_unref(pl);
+		storer_push(&st, &f, pl);
 	}
+	storer_end(&st);
 	close(fd);
 	return NULL;
 }
@@ -1115,6 +1335,60 @@ hold(const char *spec)
 	free(ack);
 }
 
+/*
+ * A source file shrunk while it is mapped: reading past its new end
+ * raises SIGBUS. The thread that hashes a mapped chunk catches it and
+ * reports the file as changed, as a short read would.
+ */
+static __thread sigjmp_buf *bus_jmp;
+
+static void
+on_sigbus(int sig)
+{
+	if (bus_jmp != NULL)
+		siglongjmp(*bus_jmp, 1);
+	/* not ours: the fault again, fatal this time */
+	signal(sig, SIG_DFL);
+}
+
+/* The chunk's hash (and st updated, when not NULL); -1 when the mapping faulted. */
+static int
+hash_mapped(const unsigned char *p, size_t n, XXH3_state_t *st, struct sync_hash *out)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 1) != 0) {
+		bus_jmp = NULL;
+		return -1;
+	}
+	bus_jmp = &jb;
+	if (st != NULL)
+		XXH3_128bits_update(st, p, n);
+	*out = sync_hash_buf(p, n);
+	bus_jmp = NULL;
+	return 0;
+}
+
+/* File fd of size bytes mapped for reading (it owns fd), or NULL. */
+static struct srcmap *
+srcmap_open(int fd, uint64_t size)
+{
+	struct srcmap *m;
+	void *b;
+
+	if (size == 0 || size > SIZE_MAX)
+		return NULL;
+	b = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (b == MAP_FAILED)
+		return NULL;
+	m = xmalloc(sizeof(*m));
+	m->ref = 1;
+	m->fd = fd;
+	m->base = b;
+	m->len = (size_t)size;
+	return m;
+}
+
 /* The part for the source's next chunk (sync_pick_part), by its first hops' queues. */
 static uint16_t
 pick_part(struct rk *R, uint64_t seq)
@@ -1136,6 +1410,16 @@ pick_part(struct rk *R, uint64_t seq)
 	}
 	pthread_mutex_unlock(&R->mu);
 	return (uint16_t)sync_pick_part(q, R->nparts, seq);
+}
+
+/* Done with a source file: its map lets go of it when its last chunk is sent. */
+static void
+src_close(struct srcmap *m, int fd)
+{
+	if (m != NULL)
+		srcmap_unref(m);
+	else
+		close(fd);
 }
 
 static int
@@ -1164,6 +1448,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 		struct sync_hash fh;
 		struct sync_frame fe = { .type = SYNC_F_FEND };
 		XXH3_state_t *st = NULL;
+		struct srcmap *m = NULL;
 		int fd;
 		bool all, short_read = false;
 
@@ -1200,16 +1485,17 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			free(want);
 			continue;
 		}
+		/* from here the map, when there is one, owns fd */
+		m = srcmap_open(fd, e->size);
 		for (uint32_t c = 0; c < nch; c++) {
 			struct sync_frame f = { .type = SYNC_F_CHUNK, .file = (uint32_t)i,
 			    .chunk = c };
 			struct payload *pl;
-			ssize_t got;
 
 			if (!want[c])
 				continue;
 			if (stop >= 0 && (long)seq >= stop) {
-				close(fd);
+				src_close(m, fd);
 				free(path);
 				free(want);
 				if (st != NULL)
@@ -1219,19 +1505,28 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			if (held >= 0 && (long)seq == held)
 				hold(hs);
 			f.len = (uint32_t)chunk_len(e, c);
-			pl = pl_new(f.len);
-			got = pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK);
-			if (got != (ssize_t)f.len) {
+			if (m != NULL && (long)seq != corrupt) {
+				pl = pl_mapped(m, (uint64_t)c * SYNC_CHUNK, f.len);
 				/* the file changed under us: no FEND, the hosts stay incomplete */
-				pl_unref(pl);
-				short_read = true;
-				break;
+				if (hash_mapped(pl->data, pl->len, st, &f.hash) < 0) {
+					pl_unref(pl);
+					short_read = true;
+					break;
+				}
+			} else {
+				pl = pl_new(f.len);
+				if (pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK) != (ssize_t)f.len) {
+					pl_unref(pl);
+					short_read = true;
+					break;
+				}
+				if (st != NULL)
+					XXH3_128bits_update(st, pl->data, pl->len);
+				f.hash = sync_hash_buf(pl->data, pl->len);
+				/* the hook: a copy of its own, damaged after its hash */
+				if ((long)seq == corrupt && pl->len > 0)
+					pl->data[pl->len / 2] ^= 0x5a;
 			}
-			if (st != NULL)
-				XXH3_128bits_update(st, pl->data, pl->len);
-			f.hash = sync_hash_buf(pl->data, pl->len);
-			if ((long)seq == corrupt && pl->len > 0)
-				pl->data[pl->len / 2] ^= 0x5a;
 			f.part = pick_part(R, seq);
 			forward(R, &f, pl);
 			pl_unref(pl);
@@ -1247,7 +1542,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 		if (short_read) {
 			emit(R, json_pack("{s:s,s:s,s:s}", "ev", "source-error", "path", e->path,
 			    "why", "shorter than when it was scanned"));
-			close(fd);
+			src_close(m, fd);
 			free(path);
 			free(want);
 			continue;
@@ -1260,7 +1555,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			fe.part = (uint16_t)p;
 			forward(R, &fe, NULL);
 		}
-		close(fd);
+		src_close(m, fd);
 		free(path);
 		free(want);
 	}
@@ -1641,6 +1936,12 @@ sync_rank_run(const struct sync_rank_io *io, struct jc_err *err)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = on_sigbus };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+	}
 	sig_rank = &R;
 	pthread_create(&sig_th, NULL, signal_main, &set);
 	pthread_detach(sig_th);
