@@ -19,7 +19,10 @@
 # command, the ranks' SSH start-up included). Then, unshaped, sync between
 # two hosts of the mesh against iperf3 on the same cable: each one's busy
 # rate on the cable by the same counter, the whole command's rate, and
-# the CPU time the machine spent per GB moved (/proc/stat) for each.
+# the CPU time the machine spent per GB moved (/proc/stat) for each; and
+# against iperf3 -F, whose server writes what it receives into a file in
+# the same memory, as sync must (on a virtual machine whose host takes
+# back freed memory, writing the destination can cost more than the cable).
 #
 #   sudo bench/sync.sh [SIZE_MB]       (default 2000; RATE=400mbit;
 #                                       ONLY="ring mesh unshaped": those)
@@ -254,12 +257,17 @@ part_on unshaped || exit 0
 lv_hostfile "$t/pair.json" jaccl lx1,lx2
 ip2=$(cable_ip lx1 lx2)
 echo "lx1 eth1" > "$t/pair.ends"
-# unshaped KIND OUT: one run of KIND (iperf3 or sync); "WALL BUSY_BPS
+# unshaped KIND OUT: one run of KIND (iperf3, iperf3-F or sync); "WALL BUSY_BPS
 # MACHINE_CPU" into OUT
 unshaped() {
 	rm -rf "$B/dst"
-	if [ "$1" = iperf3 ]; then
-		ip netns exec "$(sim_ns lx2)" iperf3 -s -1 -D -B "$ip2" >/dev/null 2>&1
+	if [ "$1" = iperf3 ] || [ "$1" = iperf3-F ]; then
+		# -F: the server writes what it receives into a file, as sync does
+		mkdir -p "$B/dst"
+		_f=""
+		[ "$1" = iperf3-F ] && _f="-F $B/dst/iperf3.out"
+		# shellcheck disable=SC2086
+		ip netns exec "$(sim_ns lx2)" iperf3 -s -1 -D -B "$ip2" $_f >/dev/null 2>&1
 		until ip netns exec "$(sim_ns lx2)" ss -Hltn "src $ip2" | grep -q .; do :; done
 		set -- "$1" "$2" ip netns exec "$(sim_ns lx1)" iperf3 -c "$ip2" -n "$((SIZE * 1000000))" -l 1M
 	else
@@ -277,6 +285,7 @@ unshaped() {
 }
 for k in 1 2; do
 	unshaped iperf3 "$t/iperf.$k"
+	unshaped iperf3-F "$t/iperff.$k"
 	unshaped sync "$t/sync.$k"
 done
 python3 - "$SIZE" "$t" <<'PY'
@@ -286,6 +295,7 @@ def best(kind):
     runs = [list(map(float, open(f"{t}/{kind}.{k}").read().split())) for k in (1, 2)]
     return min(runs, key=lambda r: r[0])
 iw, ib, ic = best("iperf")
+fw, fb, fc = best("iperff")
 sw, sb, sc = best("sync")
 print(f"# unshaped veth lx1 -> lx2, {size / 1e6:.0f} MB each:")
 print(f"#   busy on the cable: sync {sb / 1e9:.2f} Gb/s, iperf3 {ib / 1e9:.2f} Gb/s: sync/iperf3 {sb / ib:.2f}")
@@ -293,4 +303,7 @@ print(f"#   whole command:     sync {size * 8 / sw / 1e9:.2f} Gb/s ({sw:.2f} s),
       f"{size * 8 / iw / 1e9:.2f} Gb/s ({iw:.2f} s): sync/iperf3 {iw / sw:.2f}")
 print(f"#   machine CPU per GB: sync {sc / size * 1e9:.2f} s, iperf3 {ic / size * 1e9:.2f} s: "
       f"{sc / ic:.1f}x")
+print(f"#   iperf3 -F, its server writing what it receives into the same memory: busy "
+      f"{fb / 1e9:.2f} Gb/s, whole {size * 8 / fw / 1e9:.2f} Gb/s, CPU per GB {fc / size * 1e9:.2f} s; "
+      f"sync/iperf3-F busy {sb / fb:.2f}, whole {fw / sw:.2f}")
 PY
