@@ -662,33 +662,21 @@ static int
 send_frame(int fd, const unsigned char *hdr, const struct payload *pl, double deadline)
 {
 	struct iovec v[2] = { { (void *)hdr, SYNC_HDR }, { NULL, 0 } };
-	bool mapped = pl != NULL && pl->src != NULL;
-	int n = 1, r;
+	ssize_t w;
+	int r;
 
-	if (pl != NULL && !mapped)
-		v[n++] = (struct iovec){ pl->data, pl->len };
-	while (n > 0) {
-		ssize_t w;
-		size_t k = 0;
-
-		if ((r = rt_io_wait(fd, POLLOUT, deadline)) <= 0)
-			return r == 0 ? -ETIMEDOUT : r;
-		/* a mapped chunk follows its header from the file: the kernel holds the header */
-		w = mapped ? send(fd, v[0].iov_base, v[0].iov_len, MSG_MORE) : writev(fd, v, n);
-		if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-			continue;
-		if (w < 0)
-			return errno == ECONNRESET || errno == EPIPE ? -EPIPE : -errno;
-		while (k < (size_t)n && (size_t)w >= v[k].iov_len)
-			w -= (ssize_t)v[k++].iov_len;
-		memmove(v, v + k, ((size_t)n - k) * sizeof(*v));
-		n -= (int)k;
-		if (n > 0) {
-			v[0].iov_base = (char *)v[0].iov_base + w;
-			v[0].iov_len -= (size_t)w;
-		}
+	if (pl == NULL || pl->src == NULL) {
+		if (pl != NULL)
+			v[1] = (struct iovec){ pl->data, pl->len };
+		return rt_io_writev_all(fd, v, pl != NULL ? 2 : 1, deadline);
 	}
-	return mapped ? send_mapped(fd, pl, deadline) : 0;
+	/* a mapped chunk follows its header from the file: the kernel holds the header */
+	w = send(fd, hdr, SYNC_HDR, MSG_MORE);
+	if (w < 0)
+		w = 0;		/* the rest, and its error, by rt_io_write_all */
+	if (w < SYNC_HDR && (r = rt_io_write_all(fd, hdr + w, SYNC_HDR - (size_t)w, deadline)) < 0)
+		return r;
+	return send_mapped(fd, pl, deadline);
 }
 
 static void *

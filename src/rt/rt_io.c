@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "rt_io.h"
@@ -60,16 +61,15 @@ rt_io_nonblock(int fd, int on)
 }
 
 int
-rt_io_write_all(int fd, const void *p, size_t n, double deadline)
+rt_io_writev_all(int fd, struct iovec *iov, int n, double deadline)
 {
-	const char *c = p;
 	ssize_t w;
 	int r;
 
 	while (n > 0) {
 		if ((r = rt_io_wait(fd, POLLOUT, deadline)) <= 0)
 			return r == 0 ? -ETIMEDOUT : r;
-		w = write(fd, c, n);
+		w = writev(fd, iov, n);
 		if (w < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 				continue;
@@ -77,10 +77,23 @@ rt_io_write_all(int fd, const void *p, size_t n, double deadline)
 				return -EPIPE;
 			return -errno;
 		}
-		c += w;
-		n -= (size_t)w;
+		/* past the buffers written whole, into the one written in part */
+		for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--)
+			w -= (ssize_t)iov->iov_len;
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
 	}
 	return 0;
+}
+
+int
+rt_io_write_all(int fd, const void *p, size_t n, double deadline)
+{
+	struct iovec v = { (void *)p, n };
+
+	return n == 0 ? 0 : rt_io_writev_all(fd, &v, 1, deadline);
 }
 
 int

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 /*
  * Write or read exactly n bytes before deadline. Returns 0, -ETIMEDOUT,
@@ -17,6 +18,8 @@
  */
 int rt_io_write_all(int fd, const void *p, size_t n, double deadline);
 int rt_io_read_all(int fd, void *p, size_t n, double deadline);
+/* rt_io_write_all of the n buffers of iov in one writev() where it can; iov is used up. */
+int rt_io_writev_all(int fd, struct iovec *iov, int n, double deadline);
 
 /* poll() one fd for events until deadline: 1 ready, 0 timeout, -errno. */
 int rt_io_wait(int fd, short events, double deadline);
