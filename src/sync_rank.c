@@ -260,25 +260,25 @@ save_map(struct rk *R, size_t i)
 
 /*
  * The temporary files of a manifest or map whose writer was killed before
- * its rename (jc_write_atomic's ".NAME.tmp.tt..."), in folder dir: removed.
+ * its rename (jc_write_atomic_temp), in folder dir: removed.
  */
 static void
 sweep_temps(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	size_t m = strlen(SYNC_MAP_SUFFIX), k;
 
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		const char *n = de->d_name, *t = strstr(n, ".tmp.tt");
-		size_t k = t != NULL ? (size_t)(t - n) : 0, m = strlen(SYNC_MAP_SUFFIX);
+		const char *n = de->d_name;
 
-		if (n[0] != '.' || t == NULL)
+		if (!jc_write_atomic_temp(n, &k))
 			continue;
-		/* what is before ".tmp.": ".jcsync-manifest", or ".NAME.jcsync-map" */
-		if ((k - 1 == strlen(SYNC_MANIFEST) && memcmp(n + 1, SYNC_MANIFEST, k - 1) == 0) ||
-		    (k > m + 1 && n[1] == '.' && memcmp(t - m, SYNC_MAP_SUFFIX, m) == 0))
+		/* what it was written for: ".jcsync-manifest", or ".NAME.jcsync-map" */
+		if ((k == strlen(SYNC_MANIFEST) && memcmp(n + 1, SYNC_MANIFEST, k) == 0) ||
+		    (k > m + 1 && n[1] == '.' && memcmp(n + 1 + k - m, SYNC_MAP_SUFFIX, m) == 0))
 			(void)unlinkat(dirfd(d), n, 0);
 	}
 	closedir(d);

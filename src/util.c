@@ -815,12 +815,32 @@ read_umask(void)
 	umask(process_umask);
 }
 
+/* the temporary's name: "." NAME ".tmp." and a token of this length ("tt" and hex digits) */
+#define ATOMIC_TOKEN 16
+#define ATOMIC_TMP ".tmp."
+
+bool
+jc_write_atomic_temp(const char *entry, size_t *name_len)
+{
+	size_t n = strlen(entry), tmp = strlen(ATOMIC_TMP), tail = tmp + ATOMIC_TOKEN;
+	const char *t;
+
+	if (n <= 1 + tail || entry[0] != '.')
+		return false;
+	t = entry + n - tail;
+	if (memcmp(t, ATOMIC_TMP "tt", tmp + 2) != 0 ||
+	    strspn(t + tmp + 2, "0123456789abcdef") != ATOMIC_TOKEN - 2)
+		return false;
+	*name_len = n - 1 - tail;
+	return true;
+}
+
 int
 jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *data,
     size_t len, unsigned mode, struct jc_err *err)
 {
 	const char *p = data;
-	char tmp[NAME_MAX + 1], tok[17];
+	char tmp[NAME_MAX + 1], tok[ATOMIC_TOKEN + 1];
 	struct stat st;
 	int fd = -1, e = 0;
 
@@ -836,8 +856,8 @@ jc_write_atomic_at(int dfd, const char *name, const char *shown, const void *dat
 	}
 	/* a fresh name of our own: never an existing file or link */
 	for (int tries = 0; fd < 0 && tries < 16; tries++) {
-		jc_token(tok, 16, "tt");
-		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp.%s", name, tok) >= sizeof(tmp))
+		jc_token(tok, ATOMIC_TOKEN, "tt");
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s" ATOMIC_TMP "%s", name, tok) >= sizeof(tmp))
 			return jc_fail(err, -ENAMETOOLONG, "cannot write %s: %s", shown,
 			    strerror(ENAMETOOLONG));
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -188,6 +188,13 @@ int jc_write_atomic_at(int dfd, const char *name, const char *shown, const void 
     size_t len, unsigned mode, struct jc_err *err);
 
 /*
+ * Whether entry (a name in a folder) is the temporary file of a
+ * jc_write_atomic of NAME whose writer died before its rename: "." NAME
+ * ".tmp.tt" and 14 hex digits. *name_len: NAME's length, at entry + 1.
+ */
+bool jc_write_atomic_temp(const char *entry, size_t *name_len);
+
+/*
  * Check that path is a folder only we may change: owned by the effective
  * user and not writable by group or others (a link to one counts when we
  * own the link). With create, missing folders on the way are made, 0700.

@@ -70,6 +70,21 @@ atomic_write_cases(void)
 		closedir(d);
 	}
 	is_int(left, 0, "atomic write: no temporary left behind");
+	{
+		size_t k = 0;
+
+		/* "." NAME ".tmp.tt" and 14 hex digits, as jc_write_atomic names them */
+		ok(jc_write_atomic_temp("..jcsync-manifest.tmp.tt0123456789abcd", &k) && k == 16,
+		    "atomic temporary: recognized, NAME of 16 bytes");
+		ok(jc_write_atomic_temp(".a.tmp.ttffffffffffffff", &k) && k == 1,
+		    "atomic temporary: NAME of 1 byte");
+		ok(!jc_write_atomic_temp(".a.tmp.tt0123456789abc", &k) &&
+		    !jc_write_atomic_temp(".a.tmp.tt0123456789abcg", &k) &&
+		    !jc_write_atomic_temp("a.tmp.tt0123456789abcd", &k) &&
+		    !jc_write_atomic_temp(".tmp.tt0123456789abcd", &k) &&
+		    !jc_write_atomic_temp(".a.tmp.xx0123456789abcd", &k) && !jc_write_atomic_temp("", &k),
+		    "atomic temporary: a short token, a bad digit, no dot, no NAME, no tt, empty: not one");
+	}
 	unlink(path);
 	rmdir(dir);
 	free(path);
