@@ -297,14 +297,14 @@ load_map(struct rk *R, size_t i)
 	unsigned nch;
 	size_t len;
 	struct stat st;
-	bool good = false;
+	bool good = false, part = lstat(pp, &st) == 0;
 
-	if (jc_read_file(mp, 1 << 17, &txt, &len, NULL) == 0 &&
+	if (part && S_ISREG(st.st_mode) && jc_read_file(mp, 1 << 17, &txt, &len, NULL) == 0 &&
 	    sscanf(txt, "JCSYNC1 %llu %lld %u\n%65535s", &size, &mtime, &nch, hex) == 4 &&
 	    size == e->size && mtime == e->mtime_ns && nch == f->nchunks &&
-	    lstat(pp, &st) == 0 && S_ISREG(st.st_mode) && hex_bits(hex, f->have, f->nchunks))
+	    hex_bits(hex, f->have, f->nchunks))
 		good = true;
-	if (lstat(pp, &st) == 0) {
+	if (part) {
 		/* an interrupted file: a map its rank was killed writing goes (no link on the way) */
 		struct jc_err pe = { 0 };
 		char *dir = xstrndup(pp, (size_t)(strrchr(pp, '/') - pp));
@@ -1325,8 +1325,8 @@ hold(const char *spec)
 
 /*
  * A source file shrunk while it is mapped: reading past its new end
- * raises SIGBUS. The thread that hashes a mapped chunk catches it and
- * reports the file as changed, as a short read would.
+ * raises SIGBUS. The thread that hashes the chunks catches it and reports
+ * the file as changed, as a short read would.
  */
 static __thread sigjmp_buf *bus_jmp;
 
@@ -1339,9 +1339,9 @@ on_sigbus(int sig)
 	signal(sig, SIG_DFL);
 }
 
-/* The chunk's hash (and st updated, when not NULL); -1 when the mapping faulted. */
+/* The chunk's hash (and st updated, when not NULL); -1 when its mapping faulted. */
 static int
-hash_mapped(const unsigned char *p, size_t n, XXH3_state_t *st, struct sync_hash *out)
+hash_chunk(const unsigned char *p, size_t n, XXH3_state_t *st, struct sync_hash *out)
 {
 	sigjmp_buf jb;
 
@@ -1479,6 +1479,7 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			struct sync_frame f = { .type = SYNC_F_CHUNK, .file = (uint32_t)i,
 			    .chunk = c };
 			struct payload *pl;
+			bool got = true;
 
 			if (!want[c])
 				continue;
@@ -1493,28 +1494,21 @@ send_all(struct rk *R, json_t *send, struct jc_err *err)
 			if (held >= 0 && (long)seq == held)
 				hold(hs);
 			f.len = (uint32_t)chunk_len(e, c);
+			/* the damaged-chunk hook's chunk: a copy of its own, read into a buffer */
 			if (m != NULL && (long)seq != corrupt) {
 				pl = pl_mapped(m, (uint64_t)c * SYNC_CHUNK, f.len);
-				/* the file changed under us: no FEND, the hosts stay incomplete */
-				if (hash_mapped(pl->data, pl->len, st, &f.hash) < 0) {
-					pl_unref(pl);
-					short_read = true;
-					break;
-				}
 			} else {
 				pl = pl_new(f.len);
-				if (pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK) != (ssize_t)f.len) {
-					pl_unref(pl);
-					short_read = true;
-					break;
-				}
-				if (st != NULL)
-					XXH3_128bits_update(st, pl->data, pl->len);
-				f.hash = sync_hash_buf(pl->data, pl->len);
-				/* the hook: a copy of its own, damaged after its hash */
-				if ((long)seq == corrupt && pl->len > 0)
-					pl->data[pl->len / 2] ^= 0x5a;
+				got = pread(fd, pl->data, f.len, (off_t)c * SYNC_CHUNK) == (ssize_t)f.len;
 			}
+			/* the file changed under us: no FEND, the hosts stay incomplete */
+			if (!got || hash_chunk(pl->data, pl->len, st, &f.hash) < 0) {
+				pl_unref(pl);
+				short_read = true;
+				break;
+			}
+			if ((long)seq == corrupt && pl->len > 0)
+				pl->data[pl->len / 2] ^= 0x5a;
 			f.part = pick_part(R, seq);
 			forward(R, &f, pl);
 			pl_unref(pl);
